@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what qcheck needs on a Debian machine: the C libraries (apt) and the Python oracle
+# packages (pip). Idempotent: when everything is present it prints nothing and exits 0.
+#   QC_WITH_HIP=1 ci/deps.sh   also installs Debian's hipcc so ci/build-hip.sh can compile for AMD.
+set -euo pipefail
+
+apt_pkgs=(cmake pkg-config libhdf5-dev libcjson-dev libmpfr-dev libgmp-dev libopenblas-dev lcov clang)
+[ "${QC_WITH_HIP:-0}" = 1 ] && apt_pkgs+=(hipcc)
+py_pkgs=(ml_dtypes numpy h5py)
+
+missing=()
+for p in "${apt_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "ci/deps.sh: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+py_missing=()
+for p in "${py_pkgs[@]}"; do
+  "$PY" -c "import $p" 2>/dev/null || py_missing+=("$p")
+done
+if [ ${#py_missing[@]} -gt 0 ]; then
+  echo "ci/deps.sh: pip installing ${py_missing[*]}"
+  "$PY" -m pip install -q --disable-pip-version-check "${py_missing[@]}"
+fi

@@ -1,0 +1,51 @@
+/* cli.h: what every qcheck command shares: option parsing, raw file I/O, error reporting.
+ * Exit codes (spec/cli.md): 0 success, 1 a check failed, 2 bad usage or bad input. */
+#ifndef QC_CLI_H
+#define QC_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "formats/formats.h"
+#include "profiles.h"
+
+enum { QC_EXIT_OK = 0, QC_EXIT_FAIL = 1, QC_EXIT_USAGE = 2 };
+
+/* Prints "qcheck CMD: message" to stderr. */
+void qc_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A parsed command line: "--key value" / "--key=value" options and positional arguments. */
+#define QC_MAX_ARGS 64
+typedef struct qc_args {
+    const char *cmd;
+    int nopt, npos;
+    const char *key[QC_MAX_ARGS];
+    const char *val[QC_MAX_ARGS]; /* NULL for a flag */
+    int used[QC_MAX_ARGS];
+    const char *pos[QC_MAX_ARGS];
+    int help;
+} qc_args;
+
+/* flags: NULL-terminated list of option names that take no value. Returns 0 or prints and returns 2. */
+int qc_parse_args(qc_args *a, const char *cmd, int argc, char **argv, const char *const *flags);
+const char *qc_opt(qc_args *a, const char *key); /* NULL when absent; marks it used */
+int qc_flag(qc_args *a, const char *key);
+int qc_check_all_used(qc_args *a); /* 2 with a message naming an unknown option, else 0 */
+
+/* Whole-file raw I/O. qc_read_file returns 0 or 2 (message printed). */
+int qc_read_file(const char *cmd, const char *path, uint8_t **data, size_t *size);
+int qc_write_file(const char *cmd, const char *path, const void *data, size_t size);
+
+/* "--name" must be one of the names of a table: prints the known names on failure. */
+int qc_name_or_die(const char *cmd, const char *what, const char *value, int found, const char *known);
+
+/* Resolves --profile plus explicit policy flags into the policy for format f. */
+int qc_policy_from_args(qc_args *a, qc_format f, qc_cast_policy *out);
+int qc_format_or_die(const char *cmd, const char *value, qc_format *out);
+
+int cmd_decode(int argc, char **argv);
+int cmd_cast(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+#endif

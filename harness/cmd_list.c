@@ -1,0 +1,80 @@
+/* cmd_list.c: `qcheck list [formats|profiles|cases|e8m0]`. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+int qc_list_cases(void);
+
+static void list_formats(void)
+{
+    printf("%-10s %4s  %s\n", "format", "bits", "layout");
+    for (int i = 0; i < QC_FORMAT_COUNT; i++) {
+        qc_format f = (qc_format)i;
+        if (qcref_is_minifloat(f)) {
+            qc_minifloat m = qcref_minifloat(f);
+            static const char *const specials[] = {"Inf and NaN codes", "NaN only (S.1111.111)",
+                                                   "NaN = 0x80, no -0", "no Inf, no NaN"};
+            printf("%-10s %4d  1 sign, %d exponent (bias %d), %d mantissa; %s\n", qc_format_name(f), m.bits,
+                   m.ebits, m.bias, m.mbits, specials[m.specials]);
+        } else {
+            printf("%-10s %4d  %s\n", qc_format_name(f), qcref_format_bits(f),
+                   f == QC_E8M0 ? "8 exponent bits, bias 127, 0xFF = NaN, no zero, no sign"
+                                : "IEEE binary32");
+        }
+    }
+}
+
+static void list_profiles(void)
+{
+    for (int i = 0; i < qc_cast_profile_count(); i++) {
+        const qc_cast_profile *p = qc_cast_profile_at(i);
+        printf("%s (cast)\n  reproduces: %s\n", p->name, p->reproduces);
+        printf("  fp8: overflow %s, NaN %s/%s; bf16: overflow %s, NaN %s/%s; f16: overflow %s, NaN %s/%s\n",
+               qc_overflow_name(p->fp8.overflow), qc_nan_sign_name(p->fp8.nan_sign),
+               qc_nan_code_name(p->fp8.nan_code), qc_overflow_name(p->bf16.overflow),
+               qc_nan_sign_name(p->bf16.nan_sign), qc_nan_code_name(p->bf16.nan_code),
+               qc_overflow_name(p->f16.overflow), qc_nan_sign_name(p->f16.nan_sign),
+               qc_nan_code_name(p->f16.nan_code));
+        printf("  fp4/fp6: ties %s, NaN %s, zero sign %s; e8m0: encode %s, decode %s\n", qc_ties_name(p->ties),
+               qc_nonan_name(p->nonan), qc_zero_sign_name(p->zero_sign), qc_e8m0_rule_name(p->e8m0),
+               qc_e8m0_decoder_name(p->e8m0_decoder));
+    }
+}
+
+static void list_e8m0(void)
+{
+    printf("e8m0 encode rules (--e8m0):");
+    for (int i = 0; i < QC_E8M0_RULE_COUNT; i++)
+        printf(" %s", qc_e8m0_rule_name(i));
+    printf("\ne8m0 decoders (--e8m0-decode):");
+    for (int i = 0; i < QC_E8M0_DECODER_COUNT; i++)
+        printf(" %s", qc_e8m0_decoder_name(i));
+    printf("\n");
+}
+
+int cmd_list(int argc, char **argv)
+{
+    qc_args a;
+    if (qc_parse_args(&a, "list", argc, argv, NULL) || qc_check_all_used(&a))
+        return QC_EXIT_USAGE;
+    if (a.help) {
+        printf("usage: qcheck list [formats|profiles|cases|e8m0]   (no argument: all of them)\n");
+        return QC_EXIT_OK;
+    }
+    const char *what = a.npos ? a.pos[0] : "all";
+    int all = strcmp(what, "all") == 0;
+    if (all || strcmp(what, "formats") == 0)
+        list_formats();
+    if (all || strcmp(what, "profiles") == 0)
+        list_profiles();
+    if (all || strcmp(what, "e8m0") == 0)
+        list_e8m0();
+    if (all || strcmp(what, "cases") == 0)
+        return qc_list_cases();
+    if (!all && strcmp(what, "formats") && strcmp(what, "profiles") && strcmp(what, "e8m0")) {
+        qc_error(a.cmd, "unknown list '%s' (known: formats, profiles, cases, e8m0)", what);
+        return QC_EXIT_USAGE;
+    }
+    return QC_EXIT_OK;
+}

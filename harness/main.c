@@ -1,0 +1,55 @@
+/* main.c: the qcheck command line (spec/cli.md). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef QC_VERSION
+#define QC_VERSION "0.0.0"
+#endif
+
+static void usage(FILE *to)
+{
+    fprintf(to,
+            "qcheck %s: the correctness gate for low-precision quantization kernels\n"
+            "\n"
+            "usage: qcheck COMMAND [options]   (qcheck COMMAND --help for each)\n"
+            "\n"
+            "tool commands (raw little-endian files in and out):\n"
+            "  decode    write the fp32 decode table of a format\n"
+            "  cast      convert values between f32 and any element format under explicit policies\n"
+            "\n"
+            "suite commands:\n"
+            "  run       run the conformance suite and print one verdict line per case\n"
+            "  list      list formats, profiles, cases\n"
+            "\n"
+            "exit status: 0 success, 1 a check failed, 2 bad usage or bad input\n",
+            QC_VERSION);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return QC_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return QC_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("qcheck %s\n", QC_VERSION);
+        return QC_EXIT_OK;
+    }
+    static const struct { const char *name; int (*fn)(int, char **); } commands[] = {
+        {"decode", cmd_decode}, {"cast", cmd_cast}, {"list", cmd_list}, {"run", cmd_run},
+    };
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            return commands[i].fn(argc - 2, argv + 2);
+    if (strcmp(cmd, "--case") == 0) /* qcheck --case NAME == qcheck run --case NAME */
+        return cmd_run(argc - 1, argv + 1);
+    fprintf(stderr, "qcheck: unknown command '%s' (see qcheck --help)\n", cmd);
+    return QC_EXIT_USAGE;
+}
