@@ -27,5 +27,5 @@ for p in "${py_pkgs[@]}"; do
 done
 if [ ${#py_missing[@]} -gt 0 ]; then
   echo "ci/deps.sh: pip installing ${py_missing[*]}"
-  "$PY" -m pip install -q --disable-pip-version-check "${py_missing[@]}"
+  PIP_ROOT_USER_ACTION=ignore "$PY" -m pip install -q --disable-pip-version-check "${py_missing[@]}"
 fi

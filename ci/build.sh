@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Configures and builds qcheck. BUILD_DIR (default build), BUILD_TYPE (default Release),
+# CC (gcc or clang; both must build clean under -Werror). Extra cmake arguments pass through.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" "$@" > "$BUILD_DIR.configure.log" 2>&1 ||
+  { cat "$BUILD_DIR.configure.log"; exit 1; }
+grep -A12 "qcheck optional parts" "$BUILD_DIR.configure.log" | sed 's/^-- //'
+cmake --build "$BUILD_DIR" -j "$(nproc)"

@@ -1,0 +1,42 @@
+/* result.h: one verdict of one case instance x backend, as the runner, the console lines and the
+ * report writers see it (DESIGN.md "Data flow": verdict + mismatch report + REPRO line). */
+#ifndef QC_RESULT_H
+#define QC_RESULT_H
+
+#include <stdint.h>
+
+typedef enum qc_verdict {
+    QC_PASS,
+    QC_FAIL,
+    QC_MISTRUSTED, /* the output is too degenerate to prove anything (all zeros, all saturated) */
+    QC_SKIPPED,    /* the backend cannot run here (reason in detail) */
+    QC_ERROR,      /* crash, hang, or a backend that refused valid input */
+    QC_VERDICT_COUNT
+} qc_verdict;
+
+const char *qc_verdict_name(qc_verdict v);
+
+typedef struct qc_result {
+    char case_id[160];  /* instance id: case name + params, e.g. cast.e4m3fn[profile=ptx,n=1024] */
+    char case_name[64]; /* the case file's name, e.g. cast_fp8 */
+    char op[64];
+    char backend[48];
+    qc_verdict verdict;
+    uint64_t seed;
+    double seconds;
+    char figures[256]; /* key figures: "n=4096 mismatches=0" */
+    char repro[512];   /* a command that reruns exactly this instance */
+    char detail[4096]; /* mismatch report (first N with coordinates, hex, decoded, class) or reason */
+} qc_result;
+
+/* What a report says about the run as a whole. */
+typedef struct qc_run_info {
+    char command[512]; /* the qcheck command line */
+    char suite[16];
+    char qcheck_version[32];
+    char git_revision[64];
+    char started[32]; /* ISO 8601 UTC */
+    double seconds;
+} qc_run_info;
+
+#endif
