@@ -1,10 +1,57 @@
 /* cmd_list.c: `qcheck list [formats|profiles|cases|e8m0]`. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
-int qc_list_cases(void);
+#include "cases.h"
+#include "registry.h"
+
+const char *qc_cases_dir(void);
+
+static int list_cases(void)
+{
+    qc_case *cases;
+    int n;
+    char err[1024];
+    if (qc_cases_load_dir(qc_cases_dir(), &cases, &n, err, sizeof err)) {
+        qc_error("list", "%s", err);
+        return QC_EXIT_USAGE;
+    }
+    static const char *const tiers[] = {"quick", "full", "bringup"};
+    for (int i = 0; i < n; i++) {
+        printf("%-24s op %-10s tiers", cases[i].name, cases[i].op);
+        for (int t = 0; t < 3; t++)
+            if (cases[i].tiers & (1 << t)) {
+                qc_instance *inst = NULL;
+                int ni = 0, cap = 0;
+                qc_case_expand(&cases[i], 1 << t, 0, &inst, &ni, &cap, err, sizeof err);
+                printf(" %s:%d", tiers[t], ni);
+                free(inst);
+            }
+        printf("\n    %s\n", cases[i].doc);
+    }
+    qc_cases_free(cases, n);
+    return QC_EXIT_OK;
+}
+
+static void list_ops(void)
+{
+    for (int i = 0; i < qc_op_count(); i++)
+        printf("%-12s %s\n", qc_op_at(i)->name, qc_op_at(i)->doc);
+}
+
+static void list_backends(void)
+{
+    for (int i = 0; i < qc_backend_count(); i++) {
+        const qc_backend *b = qc_backend_at(i);
+        const char *why = b->unavailable ? b->unavailable() : NULL;
+        printf("%-28s group %-8s %s%s%s\n", b->name, b->group, b->doc, why ? "  [unavailable: " : "", why ? why : "");
+        if (why)
+            printf("]\n");
+    }
+}
 
 static void list_formats(void)
 {
@@ -59,7 +106,7 @@ int cmd_list(int argc, char **argv)
     if (qc_parse_args(&a, "list", argc, argv, NULL) || qc_check_all_used(&a))
         return QC_EXIT_USAGE;
     if (a.help) {
-        printf("usage: qcheck list [formats|profiles|cases|e8m0]   (no argument: all of them)\n");
+        printf("usage: qcheck list [cases|ops|backends|profiles|formats|e8m0]   (no argument: all)\n");
         return QC_EXIT_OK;
     }
     const char *what = a.npos ? a.pos[0] : "all";
@@ -70,10 +117,15 @@ int cmd_list(int argc, char **argv)
         list_profiles();
     if (all || strcmp(what, "e8m0") == 0)
         list_e8m0();
+    if (all || strcmp(what, "ops") == 0)
+        list_ops();
+    if (all || strcmp(what, "backends") == 0)
+        list_backends();
     if (all || strcmp(what, "cases") == 0)
-        return qc_list_cases();
-    if (!all && strcmp(what, "formats") && strcmp(what, "profiles") && strcmp(what, "e8m0")) {
-        qc_error(a.cmd, "unknown list '%s' (known: formats, profiles, cases, e8m0)", what);
+        return list_cases();
+    if (!all && strcmp(what, "formats") && strcmp(what, "profiles") && strcmp(what, "e8m0") && strcmp(what, "ops") &&
+        strcmp(what, "backends")) {
+        qc_error(a.cmd, "unknown list '%s' (known: cases, ops, backends, profiles, formats, e8m0)", what);
         return QC_EXIT_USAGE;
     }
     return QC_EXIT_OK;

@@ -1,307 +1,279 @@
-/* cmd_run.c: `qcheck run` and `qcheck list`. Until the case-file harness exists (issue #5) the
- * suite is the element-format conformance suite of the `ref` backend:
- *   cast_edges.FMT.POLICY  the hand-written edge vectors of cases/cast_edges.tsv (spec §10, §11, §3.2)
- *   roundtrip.FMT.PROFILE  encode(decode(c)) == c for every non-NaN code
- * Each case prints one verdict line with a REPRO command; the last line is the summary. */
+/* cmd_run.c: `qcheck run` (spec/cli.md "Suite commands"): expand the case files of a tier into
+ * instances, run every selected backend on each in an isolated child, print one verdict line
+ * per instance x backend with a REPRO command, and end with the summary line. */
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "runner.h"
 
 #ifndef QC_CASES_DIR
 #define QC_CASES_DIR "cases"
 #endif
 
-#define MAX_EDGES 4096
-#define MAX_GROUPS 512
-#define SHOW_MISMATCHES 5
-
-typedef struct edge {
-    char format[16], policy[96], source[128];
-    uint32_t input, expected;
-    int line;
-} edge;
-
-typedef struct run_opts {
-    const char *cases[64];
-    int ncases;
-    regex_t filter;
-    int has_filter;
-    int list_only; /* qcheck list cases: print the ids, run nothing */
-    int passed, failed;
-} run_opts;
-
-static int selected(run_opts *o, const char *id)
-{
-    if (o->ncases) {
-        int hit = 0;
-        for (int i = 0; i < o->ncases; i++)
-            hit |= strcmp(o->cases[i], id) == 0;
-        if (!hit)
-            return 0;
-    }
-    return !o->has_filter || regexec(&o->filter, id, 0, NULL, 0) == 0;
-}
-
-static void verdict(run_opts *o, int ok, const char *id, const char *figures)
-{
-    printf("%s  %s  ref  %s  REPRO: qcheck run --case %s\n", ok ? "PASS" : "FAIL", id, figures, id);
-    if (ok)
-        o->passed++;
-    else
-        o->failed++;
-}
-
-/* A policy column "profile[,key=value...]" resolved through the same code as the CLI flags. */
-static int policy_from_column(const char *column, qc_format f, qc_cast_policy *p)
-{
-    static char profile_flag[] = "--profile";
-    char buf[96], opt[16][64];
-    char *argv[32];
-    int argc = 0, nopt = 0;
-    snprintf(buf, sizeof buf, "%s", column);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok && nopt < 16; tok = strtok_r(NULL, ",", &save)) {
-        if (strchr(tok, '=')) {
-            snprintf(opt[nopt], sizeof opt[0], "--%s", tok);
-            argv[argc++] = opt[nopt++];
-        } else {
-            argv[argc++] = profile_flag;
-            argv[argc++] = tok;
-        }
-    }
-    qc_args a;
-    if (qc_parse_args(&a, "run", argc, argv, NULL))
-        return QC_EXIT_USAGE;
-    return qc_policy_from_args(&a, f, p) || qc_check_all_used(&a);
-}
-
-static int load_edges(const char *path, edge *e, int *n)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        qc_error("run", "cannot open the edge-vector table '%s' (set QCHECK_CASES to the cases/ folder)", path);
-        return QC_EXIT_USAGE;
-    }
-    char line[512];
-    int lineno = 0;
-    *n = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        edge *x = &e[*n];
-        char in[16], ex[16];
-        x->source[0] = '\0';
-        if (*n >= MAX_EDGES ||
-            sscanf(line, "%15[^\t]\t%95[^\t]\t%15[^\t]\t%15[^\t]\t%127[^\n]", x->format, x->policy, in, ex,
-                   x->source) < 4) {
-            qc_error("run", "%s:%d: expected format, policy, input hex, expected hex, source", path, lineno);
-            fclose(f);
-            return QC_EXIT_USAGE;
-        }
-        char *end1, *end2;
-        x->input = (uint32_t)strtoul(in, &end1, 16);
-        x->expected = (uint32_t)strtoul(ex, &end2, 16);
-        if (*end1 || *end2) {
-            qc_error("run", "%s:%d: bad hex value '%s' or '%s'", path, lineno, in, ex);
-            fclose(f);
-            return QC_EXIT_USAGE;
-        }
-        x->line = lineno;
-        (*n)++;
-    }
-    fclose(f);
-    return QC_EXIT_OK;
-}
-
-static int run_edge_group(run_opts *o, const edge *e, int n, const char *path)
-{
-    qc_format f;
-    qc_cast_policy p;
-    if (qc_format_or_die("run", e[0].format, &f) || policy_from_column(e[0].policy, f, &p)) {
-        qc_error("run", "%s:%d: bad format or policy", path, e[0].line);
-        return QC_EXIT_USAGE;
-    }
-    int bad = 0;
-    for (int i = 0; i < n; i++)
-        bad += qcref_encode(f, qc_f32_from_bits(e[i].input), &p) != e[i].expected;
-    char id[160], fig[64];
-    snprintf(id, sizeof id, "cast_edges.%.15s.%.95s", e[0].format, e[0].policy);
-    snprintf(fig, sizeof fig, "vectors=%d mismatches=%d", n, bad);
-    verdict(o, bad == 0, id, fig);
-    for (int i = 0, shown = 0; i < n && shown < SHOW_MISMATCHES; i++) {
-        uint32_t got = qcref_encode(f, qc_f32_from_bits(e[i].input), &p);
-        if (got != e[i].expected) {
-            printf("    input 0x%08X (%.9g): expected 0x%02X got 0x%02X  [%s, %s:%d]\n", e[i].input,
-                   (double)qc_f32_from_bits(e[i].input), e[i].expected, got, e[i].source, path, e[i].line);
-            shown++;
-        }
-    }
-    return QC_EXIT_OK;
-}
-
-static int run_edges(run_opts *o, const char *dir)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/cast_edges.tsv", dir);
-    static edge e[MAX_EDGES];
-    int n;
-    if (load_edges(path, e, &n))
-        return QC_EXIT_USAGE;
-    /* group by (format, policy) in first-appearance order */
-    static int done[MAX_EDGES];
-    memset(done, 0, sizeof done);
-    for (int i = 0; i < n; i++) {
-        if (done[i])
-            continue;
-        static edge group[MAX_EDGES];
-        int g = 0;
-        for (int j = i; j < n; j++)
-            if (!done[j] && strcmp(e[j].format, e[i].format) == 0 && strcmp(e[j].policy, e[i].policy) == 0) {
-                group[g++] = e[j];
-                done[j] = 1;
-            }
-        char id[160];
-        snprintf(id, sizeof id, "cast_edges.%.15s.%.95s", e[i].format, e[i].policy);
-        if (!selected(o, id))
-            continue;
-        if (o->list_only)
-            puts(id);
-        else if (run_edge_group(o, group, g, path))
-            return QC_EXIT_USAGE;
-    }
-    return QC_EXIT_OK;
-}
-
-/* Codes an encoder can produce from their own value: every finite code, and +-Inf unless the
- * policy saturates (under satfinite +-Inf encodes to +-max by definition). NaN codes are many to one. */
-static int round_trips(qc_format f, uint32_t c, const qc_cast_policy *p)
-{
-    uint32_t bits = qc_f32_bits(qcref_decode(f, c, p));
-    if (qc_bits_is_nan(bits))
-        return 0;
-    return !qc_bits_is_inf(bits) || p->overflow == QC_OVERFLOW_NAN;
-}
-
-static void run_roundtrips(run_opts *o)
-{
-    for (int fi = 0; fi < QC_FORMAT_COUNT; fi++) {
-        qc_format f = (qc_format)fi;
-        if (f == QC_F32)
-            continue;
-        for (int pi = 0; pi < qc_cast_profile_count(); pi++) {
-            const qc_cast_profile *prof = qc_cast_profile_at(pi);
-            char id[96];
-            snprintf(id, sizeof id, "roundtrip.%s.%s", qc_format_name(f), prof->name);
-            if (!selected(o, id))
-                continue;
-            if (o->list_only) {
-                puts(id);
-                continue;
-            }
-            qc_cast_policy p = qc_cast_profile_policy(prof, f);
-            uint32_t n = 1u << qcref_format_bits(f), checked = 0, bad = 0, first_bad = 0;
-            for (uint32_t c = 0; c < n; c++) {
-                if (!round_trips(f, c, &p))
-                    continue;
-                checked++;
-                if (qcref_encode(f, qcref_decode(f, c, &p), &p) != c && bad++ == 0)
-                    first_bad = c;
-            }
-            char fig[96];
-            snprintf(fig, sizeof fig, "codes=%u mismatches=%u", checked, bad);
-            verdict(o, bad == 0, id, fig);
-            if (bad)
-                printf("    first: code 0x%X decodes to %.9g and encodes back to 0x%X\n", first_bad,
-                       (double)qcref_decode(f, first_bad, &p),
-                       qcref_encode(f, qcref_decode(f, first_bad, &p), &p));
-        }
-    }
-}
-
-static void run_help(void)
-{
-    printf("usage: qcheck run [--case NAME[,NAME..]] [--filter REGEX] [--suite quick|full|bringup]\n"
-           "                  [--backend ref]\n"
-           "Runs the element-format conformance suite on the reference backend: the edge vectors\n"
-           "of cases/cast_edges.tsv (expected codes copied from shared/spec/formats.md) and the\n"
-           "round trip of every code under every cast profile. One line per case with a REPRO\n"
-           "command; the last line is 'N passed, N failed'. Exit 1 when any case fails.\n"
-           "  --case NAMES        only these cases (qcheck list cases)\n"
-           "  --filter REGEX      only cases whose id matches (POSIX extended regex)\n"
-           "  --suite TIER        quick (default), full, bringup: the format suite is in every tier\n"
-           "  --backend B         ref (the only backend so far)\n"
-           "QCHECK_CASES overrides the cases/ folder (default: %s).\n",
-           QC_CASES_DIR);
-}
-
-static const char *cases_dir(void)
+const char *qc_cases_dir(void)
 {
     const char *env = getenv("QCHECK_CASES");
     return env && *env ? env : QC_CASES_DIR;
 }
 
+static void run_help(void)
+{
+    printf("usage: qcheck run [--case NAME[,NAME..]] [--suite quick|full|bringup] [--backend B[,B..]]\n"
+           "                  [--filter REGEX] [--params k=v,..] [--seed S] [--jobs N] [--shard I/N]\n"
+           "                  [--timeout SEC] [--show N] [--quiet]\n"
+           "Expands the case files (%s, or $QCHECK_CASES) of one tier into instances and runs\n"
+           "every selected backend on each, in a child process with a timeout: a crash or hang is\n"
+           "ERROR for that item alone. One line per instance x backend: verdict, instance id,\n"
+           "backend, figures, REPRO command; mismatches follow with coordinates, hex, decoded values\n"
+           "and class. The last line is 'N passed, N failed, N skipped, N mistrusted' (ERROR counts\n"
+           "as failed). Exit 0 when everything passed, 1 otherwise, 2 on bad usage.\n"
+           "  --case NAMES     only these case files (qcheck list cases)\n"
+           "  --suite TIER     quick (default), full, bringup\n"
+           "  --backend B      backends or groups (qcheck list backends); default: every available\n"
+           "                   backend except the mutants. `mutants` runs the deliberately broken\n"
+           "                   kernels: each must FAIL somewhere, or the gate itself is broken\n"
+           "  --filter REGEX   only instances whose id matches (POSIX extended)\n"
+           "  --params k=v,..  only instances with these parameter values (REPRO uses it)\n"
+           "  --seed S         base seed [0]; each instance's seed is a hash of its id and S\n"
+           "  --jobs N         children at a time [1]\n"
+           "  --shard I/N      run the I-th of N deterministic shards (1-based)\n"
+           "  --timeout SEC    per item [60]\n"
+           "  --show N         mismatches listed per output [8]\n"
+           "  --quiet          print only non-PASS lines and the summary\n",
+           QC_CASES_DIR);
+}
+
+typedef struct selection {
+    const char *names[64];
+    int n;
+} selection;
+
+static void split(char *s, selection *sel)
+{
+    char *save = NULL;
+    for (char *t = strtok_r(s, ",", &save); t && sel->n < 64; t = strtok_r(NULL, ",", &save))
+        sel->names[sel->n++] = t;
+}
+
+static int listed(const selection *sel, const char *name)
+{
+    for (int i = 0; i < sel->n; i++)
+        if (!strcmp(sel->names[i], name))
+            return 1;
+    return 0;
+}
+
+/* Backends by name or group; with no --backend every available one but the mutants. */
+static int select_backends(const char *arg, const qc_backend **out, int *n)
+{
+    static char buf[1024];
+    selection sel = {{0}, 0};
+    if (arg) {
+        snprintf(buf, sizeof buf, "%s", arg);
+        split(buf, &sel);
+        for (int i = 0; i < sel.n; i++) {
+            int known = 0;
+            for (int b = 0; b < qc_backend_count(); b++)
+                known |= !strcmp(qc_backend_at(b)->name, sel.names[i]) || !strcmp(qc_backend_at(b)->group, sel.names[i]);
+            if (!known) {
+                qc_error("run", "unknown backend '%s' (qcheck list backends)", sel.names[i]);
+                return QC_EXIT_USAGE;
+            }
+        }
+    }
+    *n = 0;
+    for (int b = 0; b < qc_backend_count(); b++) {
+        const qc_backend *be = qc_backend_at(b);
+        int take = arg ? listed(&sel, be->name) || listed(&sel, be->group) : strcmp(be->group, "mutants") != 0;
+        if (take)
+            out[(*n)++] = be;
+    }
+    return QC_EXIT_OK;
+}
+
+static int params_match(const qc_params *want, const qc_params *have)
+{
+    for (int i = 0; i < want->n; i++) {
+        const char *v = qc_param(have, want->key[i]);
+        if (!v || strcmp(v, want->val[i]))
+            return 0;
+    }
+    return 1;
+}
+
+static int parse_int(const char *cmd, const char *key, const char *v, long lo, long hi, long *out)
+{
+    char *end;
+    long r = strtol(v, &end, 10);
+    if (!*v || *end || r < lo || r > hi) {
+        qc_error(cmd, "--%s must be an integer in [%ld, %ld], got '%s'", key, lo, hi, v);
+        return QC_EXIT_USAGE;
+    }
+    *out = r;
+    return QC_EXIT_OK;
+}
+
+static void summarize(const qc_result *res, int n, const qc_backend *const *backends, int nb, int *exit_code)
+{
+    int count[QC_VERDICT_COUNT] = {0};
+    for (int i = 0; i < n; i++)
+        count[res[i].verdict]++;
+    for (int b = 0; b < nb; b++) {
+        if (strcmp(backends[b]->group, "mutants"))
+            continue;
+        int tried = 0, failed = 0;
+        for (int i = 0; i < n; i++)
+            if (!strcmp(res[i].backend, backends[b]->name)) {
+                tried++;
+                failed += res[i].verdict == QC_FAIL;
+            }
+        printf("MUTANT %s %s (%d of %d instances failed): %s\n", backends[b]->name, failed ? "caught" : "NOT CAUGHT",
+               failed, tried, backends[b]->doc);
+        if (!failed)
+            *exit_code = QC_EXIT_FAIL;
+    }
+    if (count[QC_ERROR])
+        printf("%d errors (crash, hang or refused instance) are counted as failed\n", count[QC_ERROR]);
+    printf("%d passed, %d failed, %d skipped, %d mistrusted\n", count[QC_PASS], count[QC_FAIL] + count[QC_ERROR],
+           count[QC_SKIPPED], count[QC_MISTRUSTED]);
+    if (count[QC_FAIL] + count[QC_ERROR] + count[QC_MISTRUSTED])
+        *exit_code = QC_EXIT_FAIL;
+}
+
 int cmd_run(int argc, char **argv)
 {
+    static const char *const flags[] = {"quiet", NULL};
     qc_args a;
-    if (qc_parse_args(&a, "run", argc, argv, NULL))
+    if (qc_parse_args(&a, "run", argc, argv, flags))
         return QC_EXIT_USAGE;
     if (a.help) {
         run_help();
         return QC_EXIT_OK;
     }
-    static run_opts o;
-    memset(&o, 0, sizeof o);
-    const char *cases = qc_opt(&a, "case"), *filter = qc_opt(&a, "filter");
-    const char *suite = qc_opt(&a, "suite"), *backend = qc_opt(&a, "backend");
-    static char case_buf[4096];
-    if (cases) {
-        snprintf(case_buf, sizeof case_buf, "%s", cases);
-        char *save = NULL;
-        for (char *t = strtok_r(case_buf, ",", &save); t && o.ncases < 64; t = strtok_r(NULL, ",", &save))
-            o.cases[o.ncases++] = t;
+    const char *case_arg = qc_opt(&a, "case"), *suite = qc_opt(&a, "suite"), *backend_arg = qc_opt(&a, "backend");
+    const char *filter = qc_opt(&a, "filter"), *params_arg = qc_opt(&a, "params");
+    const char *seed_arg = qc_opt(&a, "seed"), *jobs_arg = qc_opt(&a, "jobs"), *shard = qc_opt(&a, "shard");
+    const char *timeout_arg = qc_opt(&a, "timeout"), *show_arg = qc_opt(&a, "show");
+    qc_run_config cfg = {.jobs = 1, .timeout = 60, .shard_count = 1, .show = 8, .quiet_pass = qc_flag(&a, "quiet")};
+    cfg.progress = isatty(STDERR_FILENO);
+    long v;
+    if (qc_check_all_used(&a))
+        return QC_EXIT_USAGE;
+    if (a.npos) {
+        qc_error(a.cmd, "unexpected argument '%s' (see qcheck run --help)", a.pos[0]);
+        return QC_EXIT_USAGE;
     }
-    if (suite && strcmp(suite, "quick") && strcmp(suite, "full") && strcmp(suite, "bringup")) {
+    int tier = qc_tier_from_name(suite ? suite : "quick");
+    if (tier < 0) {
         qc_error(a.cmd, "unknown suite '%s' (known: quick, full, bringup)", suite);
         return QC_EXIT_USAGE;
     }
-    if (backend && strcmp(backend, "ref") != 0) {
-        qc_error(a.cmd, "unknown backend '%s' (known: ref)", backend);
-        return QC_EXIT_USAGE;
-    }
-    if (filter) {
-        if (regcomp(&o.filter, filter, REG_EXTENDED | REG_NOSUB) != 0) {
-            qc_error(a.cmd, "bad --filter regex '%s'", filter);
+    uint64_t seed = 0;
+    if (seed_arg) {
+        char *end;
+        seed = strtoull(seed_arg, &end, 0);
+        if (!*seed_arg || *end) {
+            qc_error(a.cmd, "--seed must be an integer, got '%s'", seed_arg);
             return QC_EXIT_USAGE;
         }
-        o.has_filter = 1;
     }
-    if (qc_check_all_used(&a) || (a.npos && (qc_error(a.cmd, "unexpected argument '%s'", a.pos[0]), 1)))
+    if (jobs_arg && parse_int(a.cmd, "jobs", jobs_arg, 1, 64, &v) == QC_EXIT_OK)
+        cfg.jobs = (int)v;
+    else if (jobs_arg)
+        return QC_EXIT_USAGE;
+    if (timeout_arg && parse_int(a.cmd, "timeout", timeout_arg, 1, 86400, &v) == QC_EXIT_OK)
+        cfg.timeout = (double)v;
+    else if (timeout_arg)
+        return QC_EXIT_USAGE;
+    if (show_arg && parse_int(a.cmd, "show", show_arg, 0, 1000, &v) == QC_EXIT_OK)
+        cfg.show = (int)v;
+    else if (show_arg)
+        return QC_EXIT_USAGE;
+    if (shard) {
+        int i, n;
+        char tail;
+        if (sscanf(shard, "%d/%d%c", &i, &n, &tail) != 2 || n < 1 || i < 1 || i > n) {
+            qc_error(a.cmd, "--shard must be I/N with 1 <= I <= N, got '%s'", shard);
+            return QC_EXIT_USAGE;
+        }
+        cfg.shard_index = i - 1;
+        cfg.shard_count = n;
+    }
+    qc_params want = {0};
+    char err[1024];
+    if (params_arg && qc_params_parse(&want, params_arg, err, sizeof err)) {
+        qc_error(a.cmd, "--params: %s", err);
+        return QC_EXIT_USAGE;
+    }
+    regex_t re;
+    if (filter && regcomp(&re, filter, REG_EXTENDED | REG_NOSUB)) {
+        qc_error(a.cmd, "bad --filter regex '%s'", filter);
+        return QC_EXIT_USAGE;
+    }
+    const qc_backend *backends[64];
+    int nb;
+    if (select_backends(backend_arg, backends, &nb))
         return QC_EXIT_USAGE;
 
-    if (run_edges(&o, cases_dir()))
-        return QC_EXIT_USAGE;
-    run_roundtrips(&o);
-    if (o.has_filter)
-        regfree(&o.filter);
-    if (o.passed + o.failed == 0) {
-        qc_error(a.cmd, "no case matched (see qcheck list cases)");
+    qc_case *cases;
+    int ncases;
+    if (qc_cases_load_dir(qc_cases_dir(), &cases, &ncases, err, sizeof err)) {
+        qc_error(a.cmd, "%s", err);
         return QC_EXIT_USAGE;
     }
-    printf("%d passed, %d failed\n", o.passed, o.failed);
-    return o.failed ? QC_EXIT_FAIL : QC_EXIT_OK;
-}
-
-int qc_list_cases(void)
-{
-    static run_opts o;
-    memset(&o, 0, sizeof o);
-    o.list_only = 1;
-    if (run_edges(&o, cases_dir()))
+    static char case_buf[2048];
+    selection wanted = {{0}, 0};
+    if (case_arg) {
+        snprintf(case_buf, sizeof case_buf, "%s", case_arg);
+        split(case_buf, &wanted);
+        for (int i = 0; i < wanted.n; i++) {
+            int known = 0;
+            for (int c = 0; c < ncases; c++)
+                known |= !strcmp(cases[c].name, wanted.names[i]);
+            if (!known) {
+                qc_error(a.cmd, "unknown case '%s' (qcheck list cases)", wanted.names[i]);
+                return QC_EXIT_USAGE;
+            }
+        }
+    }
+    qc_instance *inst = NULL;
+    int ninst = 0, cap = 0;
+    for (int c = 0; c < ncases; c++) {
+        if (case_arg && !listed(&wanted, cases[c].name))
+            continue;
+        if (qc_case_expand(&cases[c], case_arg ? QC_TIER_QUICK | QC_TIER_FULL | QC_TIER_BRINGUP : tier, seed, &inst,
+                           &ninst, &cap, err, sizeof err)) {
+            qc_error(a.cmd, "%s", err);
+            return QC_EXIT_USAGE;
+        }
+    }
+    qc_work *work = malloc(sizeof *work * (size_t)(ninst * nb + 1));
+    int nw = 0;
+    for (int i = 0; i < ninst; i++) {
+        if ((filter && regexec(&re, inst[i].id, 0, NULL, 0)) || !params_match(&want, &inst[i].params) ||
+            qc_shard_of(&inst[i], cfg.shard_count) != cfg.shard_index)
+            continue;
+        for (int b = 0; b < nb; b++)
+            if (qc_backend_impl(backends[b], inst[i].c->op))
+                work[nw++] = (qc_work){&inst[i], backends[b]};
+    }
+    if (nw == 0) {
+        qc_error(a.cmd, "no instance matched the selection (qcheck list cases)");
         return QC_EXIT_USAGE;
-    run_roundtrips(&o);
-    return QC_EXIT_OK;
+    }
+    qc_result *res = calloc((size_t)nw, sizeof *res);
+    qc_run_work(work, nw, &cfg, res);
+    int exit_code = QC_EXIT_OK;
+    summarize(res, nw, backends, nb, &exit_code);
+    free(res);
+    free(work);
+    free(inst);
+    qc_cases_free(cases, ncases);
+    if (filter)
+        regfree(&re);
+    return exit_code;
 }

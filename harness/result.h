@@ -17,7 +17,7 @@ typedef enum qc_verdict {
 const char *qc_verdict_name(qc_verdict v);
 
 typedef struct qc_result {
-    char case_id[160];  /* instance id: case name + params, e.g. cast.e4m3fn[profile=ptx,n=1024] */
+    char case_id[200];  /* instance id: case name + params, e.g. cast.e4m3fn[profile=ptx,n=1024] */
     char case_name[64]; /* the case file's name, e.g. cast_fp8 */
     char op[64];
     char backend[48];
@@ -25,7 +25,7 @@ typedef struct qc_result {
     uint64_t seed;
     double seconds;
     char figures[256]; /* key figures: "n=4096 mismatches=0" */
-    char repro[512];   /* a command that reruns exactly this instance */
+    char repro[1024];  /* a command that reruns exactly this instance */
     char detail[4096]; /* mismatch report (first N with coordinates, hex, decoded, class) or reason */
 } qc_result;
 

@@ -1,0 +1,81 @@
+/* cases.h: case files (cases/NAME.json) and their expansion into instances, like benchdnn's
+ * problem lists: a parameter sweep (lists and ranges, cartesian product, constraints), input
+ * generators, comparison rules with a written justification, and tiers. */
+#ifndef QC_CASES_H
+#define QC_CASES_H
+
+#include <stdint.h>
+
+#include "generate.h"
+#include "params.h"
+
+#define QC_MAX_VALUES 64
+#define QC_MAX_INPUTS 8
+#define QC_MAX_COMPARES 8
+#define QC_MAX_CONSTRAINTS 8
+#define QC_MAX_VECTORS 4096
+
+enum { QC_TIER_QUICK = 1, QC_TIER_FULL = 2, QC_TIER_BRINGUP = 4 };
+
+typedef struct qc_sweep {
+    int n;
+    char key[QC_MAX_PARAMS][32];
+    int nvals[QC_MAX_PARAMS];
+    char vals[QC_MAX_PARAMS][QC_MAX_VALUES][QC_PARAM_LEN];
+} qc_sweep;
+
+typedef struct qc_compare_spec {
+    char output[QC_NAME_LEN];
+    char rule[16];            /* bitexact (the only rule so far for codecs, scales and layouts) */
+    char why[256];            /* the written justification of the rule */
+    char block[64];           /* expression: block length along the last dim, for coordinates */
+    char midpoint_input[QC_NAME_LEN]; /* input whose value decides "tie flip" (cast: x) */
+    int degenerate_ok;        /* a constant expected output is what this case means to test */
+} qc_compare_spec;
+
+/* An expected-value table: independent oracle vectors (cases/cast_edges.tsv). */
+typedef struct qc_vector {
+    char format[16], policy[96], source[128];
+    uint32_t input, expected;
+} qc_vector;
+
+typedef struct qc_case {
+    char path[256];
+    char name[64];
+    char op[64];
+    char doc[512];
+    int tiers;
+    qc_sweep params;
+    qc_sweep tier_params[3]; /* overrides per tier: quick, full, bringup */
+    int nconstraints;
+    char constraints[QC_MAX_CONSTRAINTS][160];
+    int ninputs;
+    qc_input_spec inputs[QC_MAX_INPUTS];
+    int ncompares;
+    qc_compare_spec compares[QC_MAX_COMPARES];
+    /* vectors cases: inputs and expected outputs come from a table, grouped by (format, policy) */
+    int nvectors;
+    qc_vector *vectors;
+} qc_case;
+
+typedef struct qc_instance {
+    const qc_case *c;
+    qc_params params;
+    char id[200];
+    uint64_t seed;
+    int vec_first, vec_count; /* vectors cases: the group's rows */
+} qc_instance;
+
+/* Loads every NAME.json of dir (sorted by name). Returns 0, or 2 with a message naming the
+ * file, key and bad value. */
+int qc_cases_load_dir(const char *dir, qc_case **cases, int *ncases, char *err, size_t errlen);
+int qc_case_load(const char *path, const char *dir, qc_case *c, char *err, size_t errlen);
+void qc_cases_free(qc_case *cases, int n);
+
+/* Expands one case for a tier into instances (appended to *inst). 0, or 2 with err. */
+int qc_case_expand(const qc_case *c, int tier, uint64_t seed, qc_instance **inst, int *n, int *cap, char *err,
+                   size_t errlen);
+
+int qc_tier_from_name(const char *name); /* bit, or -1 */
+
+#endif

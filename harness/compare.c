@@ -1,0 +1,174 @@
+/* compare.c: bit-exact comparison with mismatch classes. One place for every rule of what a
+ * difference means; each class says why it is its own class. */
+#include "compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "formats/formats.h"
+#include "registry.h"
+
+static const char *const class_names[QC_MM_COUNT] = {"tie_flip", "one_ulp", "nan_policy",
+                                                     "zero_sign", "wrong_block", "other"};
+
+const char *qc_mismatch_class_name(qc_mismatch_class c) { return (unsigned)c < QC_MM_COUNT ? class_names[c] : "?"; }
+
+static uint64_t element(const qc_tensor *t, int64_t i)
+{
+    switch (t->storage) {
+    case QC_ST_U8: return ((const uint8_t *)t->data)[i];
+    case QC_ST_U16: return ((const uint16_t *)t->data)[i];
+    case QC_ST_F64: return ((const uint64_t *)t->data)[i];
+    default: return ((const uint32_t *)t->data)[i];
+    }
+}
+
+/* The value a stored element means, for the report and the classes (NaN when unknown). */
+static double decoded(const qc_tensor *t, uint64_t bits, const qc_params *p)
+{
+    int f = qc_format_from_name(t->dtype);
+    if (t->storage == QC_ST_F64) {
+        double d;
+        memcpy(&d, &bits, 8);
+        return d;
+    }
+    if (t->storage == QC_ST_I32)
+        return (double)(int32_t)bits;
+    if (f < 0)
+        return t->storage == QC_ST_F32 ? (double)qc_f32_from_bits((uint32_t)bits) : (double)bits;
+    qc_cast_policy pol;
+    char err[8];
+    if (qc_params_policy(p, (qc_format)f, &pol, err, sizeof err))
+        pol = qcref_default_policy();
+    return (double)qcref_decode((qc_format)f, (uint32_t)bits, &pol);
+}
+
+/* Magnitude ordering of codes: for sign-magnitude formats the magnitude is the code without the
+ * sign bit; for fp32 the bits without the sign. Adjacent codes differ by one there. */
+static int adjacent(const qc_tensor *t, uint64_t a, uint64_t b)
+{
+    int f = qc_format_from_name(t->dtype);
+    int bits = f >= 0 ? qcref_format_bits((qc_format)f) : (int)qc_storage_size(t->storage) * 8;
+    if (f == QC_E8M0)
+        return (a > b ? a - b : b - a) == 1; /* e8m0 is unsigned: one exponent step */
+    uint64_t sign = 1ull << (bits - 1);
+    if ((a & sign) != (b & sign))
+        return 0;
+    uint64_t ma = a & (sign - 1), mb = b & (sign - 1);
+    return (ma > mb ? ma - mb : mb - ma) == 1;
+}
+
+static qc_mismatch_class classify(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_set *in,
+                                  const qc_tensor *e, const qc_tensor *g, int64_t i, int64_t block, int64_t cols)
+{
+    uint64_t be = element(e, i), bg = element(g, i);
+    double ve = decoded(e, be, p), vg = decoded(g, bg, p);
+    if (isnan(ve) || isnan(vg))
+        return QC_MM_NAN_POLICY;
+    if (ve == 0 && vg == 0)
+        return QC_MM_ZERO_SIGN;
+    if (adjacent(e, be, bg)) {
+        const qc_tensor *x = spec->midpoint_input[0] ? qc_set_find((qc_tensor_set *)in, spec->midpoint_input) : NULL;
+        if (x && x->storage == QC_ST_F32 && qc_tensor_numel(x) == qc_tensor_numel(e) &&
+            fabs((double)((const float *)x->data)[i]) == (fabs(ve) + fabs(vg)) / 2)
+            return QC_MM_TIE_FLIP;
+        return QC_MM_ONE_ULP;
+    }
+    if (block > 0 && cols > 0) {
+        int64_t c = i % cols;
+        for (int dir = -1; dir <= 1; dir += 2) {
+            int64_t j = c + dir * block;
+            if (j >= 0 && j < cols && element(e, i - c + j) == bg)
+                return QC_MM_WRONG_BLOCK;
+        }
+    }
+    return QC_MM_OTHER;
+}
+
+/* "(b, r, c) block k" coordinates of flat index i. */
+static void coordinates(const qc_tensor *t, int64_t i, int64_t block, char *out, size_t len)
+{
+    int64_t idx[QC_MAX_DIMS];
+    int64_t rest = i;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        idx[d] = t->shape[d] ? rest % t->shape[d] : 0;
+        rest = t->shape[d] ? rest / t->shape[d] : 0;
+    }
+    size_t at = (size_t)snprintf(out, len, "(");
+    for (int d = 0; d < t->ndim && at < len; d++)
+        at += (size_t)snprintf(out + at, len - at, "%s%lld", d ? ", " : "", (long long)idx[d]);
+    if (at < len)
+        at += (size_t)snprintf(out + at, len - at, ")");
+    if (block > 0 && t->ndim > 0 && at < len)
+        snprintf(out + at, len - at, " block %lld", (long long)(idx[t->ndim - 1] / block));
+}
+
+static void append(char *detail, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#include <stdarg.h>
+static void append(char *detail, size_t len, const char *fmt, ...)
+{
+    size_t at = strlen(detail);
+    if (at + 1 >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail + at, len - at, fmt, ap);
+    va_end(ap);
+}
+
+static int is_degenerate(const qc_tensor *e)
+{
+    int64_t n = qc_tensor_numel(e);
+    if (n < 8)
+        return 0;
+    for (int64_t i = 1; i < n; i++)
+        if (element(e, i) != element(e, 0))
+            return 0;
+    return 1;
+}
+
+int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_set *inputs,
+               const qc_tensor *expected, const qc_tensor *got, int show, qc_compare_out *out, char *detail,
+               size_t detail_len)
+{
+    memset(out, 0, sizeof *out);
+    if (got->storage != expected->storage || got->ndim != expected->ndim ||
+        qc_tensor_numel(got) != qc_tensor_numel(expected)) {
+        append(detail, detail_len, "output %s: shape/storage mismatch: expected %s[%lld], got %s[%lld]\n",
+               spec->output, qc_storage_name(expected->storage), (long long)qc_tensor_numel(expected),
+               qc_storage_name(got->storage), (long long)qc_tensor_numel(got));
+        out->mismatches = -1;
+        return -1;
+    }
+    int64_t block = 0, cols = expected->ndim ? expected->shape[expected->ndim - 1] : 0;
+    char err[256];
+    if (spec->block[0] && qc_eval(spec->block, p, &block, err, sizeof err))
+        block = 0;
+    out->n = qc_tensor_numel(expected);
+    out->degenerate = !spec->degenerate_ok && is_degenerate(expected);
+    int hexw = (int)qc_storage_size(expected->storage) * 2;
+    for (int64_t i = 0; i < out->n; i++) {
+        uint64_t be = element(expected, i), bg = element(got, i);
+        if (be == bg)
+            continue;
+        qc_mismatch_class c = classify(spec, p, inputs, expected, got, i, block, cols);
+        out->per_class[c]++;
+        if (out->mismatches++ < show) {
+            char where[96];
+            coordinates(expected, i, block, where, sizeof where);
+            append(detail, detail_len, "  %s %s: expected 0x%0*llX (%.9g) got 0x%0*llX (%.9g)  [%s]\n",
+                   spec->output, where, hexw, (unsigned long long)be, decoded(expected, be, p), hexw,
+                   (unsigned long long)bg, decoded(got, bg, p), class_names[c]);
+        }
+    }
+    if (out->mismatches) {
+        append(detail, detail_len, "  %s: %lld of %lld elements differ;", spec->output, (long long)out->mismatches,
+               (long long)out->n);
+        for (int c = 0; c < QC_MM_COUNT; c++)
+            if (out->per_class[c])
+                append(detail, detail_len, " %s=%lld", class_names[c], (long long)out->per_class[c]);
+        append(detail, detail_len, "\n");
+    }
+    return (int)(out->mismatches > 0);
+}

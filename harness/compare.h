@@ -1,0 +1,36 @@
+/* compare.h: the comparison rules (DESIGN.md "Comparison rules"): bit-exact against the claimed
+ * profile, every mismatch classified, the first few reported with coordinates, hex and decoded
+ * values, and degenerate expected outputs flagged MISTRUSTED instead of passed. */
+#ifndef QC_COMPARE_H
+#define QC_COMPARE_H
+
+#include <stddef.h>
+
+#include "cases.h"
+#include "result.h"
+#include "tensor.h"
+
+typedef enum qc_mismatch_class {
+    QC_MM_TIE_FLIP,   /* adjacent codes and the input sits exactly on their midpoint */
+    QC_MM_ONE_ULP,    /* adjacent codes (or fp32 values one ulp apart: a one-ulp scale) */
+    QC_MM_NAN_POLICY, /* NaN on one side or both (different NaN codes) */
+    QC_MM_ZERO_SIGN,  /* +0 against -0 */
+    QC_MM_WRONG_BLOCK,/* the value belongs one block over in the same row */
+    QC_MM_OTHER,
+    QC_MM_COUNT
+} qc_mismatch_class;
+
+const char *qc_mismatch_class_name(qc_mismatch_class c);
+
+typedef struct qc_compare_out {
+    int64_t n, mismatches;
+    int64_t per_class[QC_MM_COUNT];
+    int degenerate; /* the expected tensor holds a single value */
+} qc_compare_out;
+
+/* Compares got against expected; appends the report to detail (at most `show` mismatches). */
+int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_set *inputs,
+               const qc_tensor *expected, const qc_tensor *got, int show, qc_compare_out *out, char *detail,
+               size_t detail_len);
+
+#endif

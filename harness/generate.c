@@ -1,0 +1,238 @@
+/* generate.c: deterministic input generation. Every value comes from one splitmix64 stream
+ * seeded per instance, so the same seed gives byte-identical inputs in any process, any --jobs.
+ * Edge values (NaN, +-Inf, +-0, subnormals, the format's max and just above it, rounding
+ * midpoints) are written at seeded distinct positions after the bulk fill. */
+#include "generate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/formats.h"
+#include "registry.h"
+
+const char *const qc_fill_names[] = {"normal", "uniform", "outliers", "integers", "bits",
+                                     "onehot", "zeros",   "iota",     "codes",    NULL};
+const char *const qc_edge_names[] = {"nan", "inf",  "zero",      "subnormal", "max",  "above_max",
+                                     "midpoints", "tiny", "huge", NULL};
+
+uint64_t qc_rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+uint64_t qc_hash(const char *s, uint64_t seed)
+{
+    uint64_t h = 0xCBF29CE484222325ull ^ seed; /* FNV-1a, then one splitmix round to spread it */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001B3ull;
+    return qc_rng_next(&h);
+}
+
+static double uniform01(uint64_t *s) { return (double)(qc_rng_next(s) >> 11) * 0x1.0p-53; }
+
+static double normal(uint64_t *s)
+{
+    double u = uniform01(s), v = uniform01(s);
+    return sqrt(-2.0 * log(u > 0 ? u : 0x1.0p-53)) * cos(6.283185307179586 * v);
+}
+
+static int eval_dim(const char *expr, const qc_params *p, int64_t *out, char *err, size_t errlen)
+{
+    if (qc_eval(expr, p, out, err, errlen))
+        return 2;
+    if (*out < 0) {
+        snprintf(err, errlen, "shape expression '%s' is negative (%lld)", expr, (long long)*out);
+        return 2;
+    }
+    return 0;
+}
+
+static double scale_of(const qc_input_spec *spec, const qc_params *p)
+{
+    if (!spec->scale[0])
+        return 1.0;
+    const char *v = qc_param(p, spec->scale);
+    return strtod(v ? v : spec->scale, NULL);
+}
+
+/* Finite magnitudes of the edge format, ascending; the midpoints and the max come from them. */
+static int format_values(qc_format f, double *vals, int cap)
+{
+    qc_cast_policy pol = qcref_default_policy();
+    int n = 0;
+    uint32_t codes = f == QC_E8M0 ? 255 : (1u << (qcref_format_bits(f) - 1));
+    if (qcref_format_bits(f) > 8)
+        codes = 0; /* bf16/f16: no table; use max only */
+    for (uint32_t c = 0; c < codes && n < cap; c++) {
+        float v = qcref_decode(f, c, &pol);
+        if (isfinite(v))
+            vals[n++] = v;
+    }
+    return n;
+}
+
+static int edge_values(const qc_input_spec *spec, const qc_params *p, float *out, int cap)
+{
+    int n = 0;
+    double table[256];
+    int nt = 0;
+    qc_format f = QC_F32;
+    const char *fname = spec->edges_format[0] ? qc_param(p, spec->edges_format) : NULL;
+    if (fname && qc_format_from_name(fname) >= 0) {
+        f = (qc_format)qc_format_from_name(fname);
+        nt = format_values(f, table, 256);
+    }
+    double maxv = nt ? table[nt - 1] : (f == QC_BF16 ? 3.3895313892515355e38 : f == QC_F16 ? 65504.0 : 0);
+#define PUT(v) do { if (n < cap) out[n++] = (float)(v); } while (0)
+    for (int e = 0; e < spec->nedges; e++) {
+        const char *name = spec->edges[e];
+        if (!strcmp(name, "nan")) {
+            PUT(NAN);
+            PUT(-NAN);
+        } else if (!strcmp(name, "inf")) {
+            PUT(INFINITY);
+            PUT(-INFINITY);
+        } else if (!strcmp(name, "zero")) {
+            PUT(0.0);
+            PUT(-0.0);
+        } else if (!strcmp(name, "subnormal")) {
+            PUT(0x1.0p-149);
+            PUT(-0x1.0p-140);
+            PUT(0x1.fffffcp-127);
+        } else if (!strcmp(name, "max") && maxv > 0) {
+            PUT(maxv);
+            PUT(-maxv);
+        } else if (!strcmp(name, "above_max") && maxv > 0 && nt >= 2) {
+            double half = (table[nt - 1] - table[nt - 2]) / 2; /* the RNE overflow threshold */
+            PUT(nextafterf((float)maxv, INFINITY));
+            PUT(maxv + half);
+            PUT(-(maxv + half));
+            PUT(nextafterf((float)(maxv + half), INFINITY));
+        } else if (!strcmp(name, "midpoints")) {
+            for (int i = 0; i + 1 < nt; i++) {
+                double mid = (table[i] + table[i + 1]) / 2;
+                PUT(mid);
+                PUT(-mid);
+                PUT(nextafterf((float)mid, INFINITY));
+            }
+        } else if (!strcmp(name, "tiny")) {
+            PUT(nt ? table[1] / 4 : 1e-30);
+            PUT(nt ? -table[1] / 2 : -1e-30);
+        } else if (!strcmp(name, "huge")) {
+            PUT(3.4028234663852886e38);
+            PUT(-3.4028234663852886e38);
+        }
+    }
+#undef PUT
+    return n;
+}
+
+/* "fill" names a generator, or a sweep parameter whose value names one. */
+static const char *fill_of(const qc_input_spec *spec, const qc_params *p)
+{
+    return qc_param_or(p, spec->fill, spec->fill);
+}
+
+static void fill_f32(const qc_input_spec *spec, const qc_params *p, uint64_t *rng, float *x, int64_t n)
+{
+    double s = scale_of(spec, p);
+    const char *fill = fill_of(spec, p);
+    for (int64_t i = 0; i < n; i++) {
+        double v;
+        if (!strcmp(fill, "uniform"))
+            v = (2 * uniform01(rng) - 1) * s;
+        else if (!strcmp(fill, "outliers"))
+            v = normal(rng) * s * ((qc_rng_next(rng) & 63) == 0 ? 1000.0 : 1.0);
+        else if (!strcmp(fill, "integers"))
+            v = floor(uniform01(rng) * (2 * s + 1)) - s;
+        else if (!strcmp(fill, "zeros") || !strcmp(fill, "onehot"))
+            v = 0;
+        else if (!strcmp(fill, "bits")) {
+            uint32_t b = (uint32_t)qc_rng_next(rng);
+            memcpy(&x[i], &b, 4);
+            continue;
+        } else
+            v = normal(rng) * s;
+        x[i] = (float)v;
+    }
+}
+
+static void fill_codes(const qc_input_spec *spec, int width, uint64_t *rng, qc_tensor *t, int64_t n)
+{
+    uint32_t mask = width >= 32 ? 0xFFFFFFFFu : (1u << width) - 1;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t v = !strcmp(spec->fill, "iota") ? (uint32_t)i & mask : (uint32_t)qc_rng_next(rng) & mask;
+        if (t->storage == QC_ST_U8)
+            ((uint8_t *)t->data)[i] = (uint8_t)v;
+        else if (t->storage == QC_ST_U16)
+            ((uint16_t *)t->data)[i] = (uint16_t)v;
+        else
+            ((uint32_t *)t->data)[i] = v;
+    }
+}
+
+/* Writes the edge values at distinct seeded positions (all of them when they fit). */
+static void inject_edges(const float *edges, int ne, uint64_t *rng, float *x, int64_t n)
+{
+    if (n == 0)
+        return;
+    int64_t stride = n > ne ? n / ne : 1;
+    for (int e = 0; e < ne && e < n; e++) {
+        int64_t jitter = stride > 1 ? (int64_t)(qc_rng_next(rng) % (uint64_t)stride) : 0;
+        x[(int64_t)e * stride + jitter] = edges[e];
+    }
+}
+
+static void zero_blocks(float *x, int64_t n, int64_t cols, int64_t block)
+{
+    if (block <= 0 || cols <= 0)
+        return;
+    for (int64_t i = 0; i < n; i++)
+        if (((i % cols) / block) % 4 == 1) /* every 4th block of each row, starting at block 1 */
+            x[i] = 0.0f;
+}
+
+int qc_generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed, qc_tensor *out, char *err,
+                size_t errlen)
+{
+    int64_t shape[QC_MAX_DIMS];
+    for (int d = 0; d < spec->ndim; d++)
+        if (eval_dim(spec->shape[d], p, &shape[d], err, errlen))
+            return 2;
+    if (qc_tensor_alloc(out, spec->name, spec->storage, spec->dtype, spec->ndim, shape)) {
+        snprintf(err, errlen, "out of memory for input '%s'", spec->name);
+        return 2;
+    }
+    uint64_t rng = qc_hash(spec->name, seed);
+    int64_t n = qc_tensor_numel(out);
+    if (spec->storage != QC_ST_F32) {
+        int64_t width = 8;
+        if (spec->bits[0] && qc_eval(spec->bits, p, &width, err, errlen))
+            return 2;
+        fill_codes(spec, (int)width, &rng, out, n);
+        return 0;
+    }
+    float *x = out->data;
+    fill_f32(spec, p, &rng, x, n);
+    if (spec->zero_blocks[0]) {
+        int64_t block;
+        if (qc_eval(spec->zero_blocks, p, &block, err, errlen))
+            return 2;
+        zero_blocks(x, n, spec->ndim ? shape[spec->ndim - 1] : n, block);
+    }
+    if (!strcmp(fill_of(spec, p), "onehot") && n > 0) {
+        int64_t at = 0;
+        if (spec->at[0] && qc_eval(spec->at, p, &at, err, errlen))
+            return 2;
+        x[((at % n) + n) % n] = (float)scale_of(spec, p);
+    }
+    float edges[1024];
+    int ne = edge_values(spec, p, edges, 1024);
+    inject_edges(edges, ne, &rng, x, n);
+    return 0;
+}

@@ -1,0 +1,41 @@
+/* generate.h: input generators of case files (seeded, with edge values injected). */
+#ifndef QC_GENERATE_H
+#define QC_GENERATE_H
+
+#include <stdint.h>
+
+#include "params.h"
+#include "tensor.h"
+
+#define QC_MAX_EDGES 24
+
+/* One input of a case file, e.g.
+ *   "x": {"shape": ["m", "k"], "fill": "normal", "scale": 64, "edges": ["nan", "max"], "edges_format": "to"} */
+typedef struct qc_input_spec {
+    char name[QC_NAME_LEN];
+    int ndim;
+    char shape[QC_MAX_DIMS][64]; /* integer expressions over the params */
+    qc_storage storage;
+    char dtype[QC_NAME_LEN];
+    char fill[16];      /* normal uniform outliers integers bits onehot zeros iota codes */
+    char scale[64];     /* a number or a parameter name: std of normal, half-range of uniform/integers */
+    char edges[QC_MAX_EDGES][16];
+    int nedges;
+    char edges_format[32]; /* the param naming the format whose max/midpoints the edges use */
+    char zero_blocks[64];  /* expression: block length along the last dim; every 4th block is zeroed */
+    char at[64];           /* onehot: flat index expression */
+    char bits[16];         /* codes: code width expression (default 8) */
+} qc_input_spec;
+
+/* The names generators and edge injection accept (for validation and --help). */
+extern const char *const qc_fill_names[];
+extern const char *const qc_edge_names[];
+
+int qc_generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed, qc_tensor *out, char *err,
+                size_t errlen);
+
+/* splitmix64: the one seeded stream every generator draws from. */
+uint64_t qc_rng_next(uint64_t *state);
+uint64_t qc_hash(const char *s, uint64_t seed);
+
+#endif

@@ -1,0 +1,51 @@
+/* op_util.c: what every op implementation shares: reading formats and policies from params,
+ * and the storage type of a format's codes. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../cli.h"
+#include "../registry.h"
+
+qc_storage qc_format_storage(qc_format f)
+{
+    if (f == QC_F32)
+        return QC_ST_F32;
+    return qcref_format_bits(f) > 8 ? QC_ST_U16 : QC_ST_U8;
+}
+
+int qc_params_get_format(const qc_params *p, const char *key, qc_format *out, char *err, size_t errlen)
+{
+    const char *v = qc_param(p, key);
+    int f = v ? qc_format_from_name(v) : -1;
+    if (f < 0) {
+        snprintf(err, errlen, v ? "param %s: unknown format '%s'" : "param %s is required", key, v ? v : "");
+        return 2;
+    }
+    *out = (qc_format)f;
+    return 0;
+}
+
+/* The policy keys of params are exactly the CLI's policy flags, so both go through one parser. */
+static const char *const policy_keys[] = {"profile", "overflow", "nan", "nan-code", "ties", "nonan",
+                                          "zero-sign", "e8m0", "e8m0-emax", "e8m0-mbits", "e8m0-decode"};
+
+int qc_params_policy(const qc_params *p, qc_format f, qc_cast_policy *out, char *err, size_t errlen)
+{
+    static char flags[QC_MAX_PARAMS][40];
+    char *argv[2 * QC_MAX_PARAMS];
+    int argc = 0;
+    for (int i = 0; i < p->n; i++)
+        for (size_t k = 0; k < sizeof policy_keys / sizeof policy_keys[0]; k++)
+            if (strcmp(p->key[i], policy_keys[k]) == 0) {
+                snprintf(flags[argc / 2], sizeof flags[0], "--%s", p->key[i]);
+                argv[argc] = flags[argc / 2];
+                argv[argc + 1] = (char *)p->val[i];
+                argc += 2;
+            }
+    qc_args a;
+    qc_error_capture(err, errlen);
+    int rc = qc_parse_args(&a, "run", argc, argv, NULL) || qc_policy_from_args(&a, f, out) ||
+             qc_check_all_used(&a);
+    qc_error_capture(NULL, 0);
+    return rc ? 2 : 0;
+}

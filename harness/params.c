@@ -1,0 +1,255 @@
+/* params.c: instance parameters and the integer expression evaluator of case files. */
+#include "params.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int qc_params_set(qc_params *p, const char *key, const char *val)
+{
+    for (int i = 0; i < p->n; i++)
+        if (strcmp(p->key[i], key) == 0) {
+            snprintf(p->val[i], sizeof p->val[i], "%s", val);
+            return 0;
+        }
+    if (p->n >= QC_MAX_PARAMS)
+        return -1;
+    snprintf(p->key[p->n], sizeof p->key[0], "%s", key);
+    snprintf(p->val[p->n], sizeof p->val[0], "%s", val);
+    p->n++;
+    return 0;
+}
+
+const char *qc_param(const qc_params *p, const char *key)
+{
+    for (int i = 0; i < p->n; i++)
+        if (strcmp(p->key[i], key) == 0)
+            return p->val[i];
+    return NULL;
+}
+
+const char *qc_param_or(const qc_params *p, const char *key, const char *fallback)
+{
+    const char *v = qc_param(p, key);
+    return v ? v : fallback;
+}
+
+void qc_params_format(const qc_params *p, char *out, size_t len)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (int i = 0; i < p->n && at < len; i++)
+        at += (size_t)snprintf(out + at, len - at, "%s%s=%s", i ? "," : "", p->key[i], p->val[i]);
+}
+
+int qc_params_parse(qc_params *p, const char *text, char *err, size_t errlen)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s", text);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq || eq == tok) {
+            snprintf(err, errlen, "parameter '%s' is not key=value", tok);
+            return -1;
+        }
+        *eq = '\0';
+        if (qc_params_set(p, tok, eq + 1)) {
+            snprintf(err, errlen, "more than %d parameters", QC_MAX_PARAMS);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Recursive descent: or -> and -> cmp -> sum -> term -> unary -> atom. */
+typedef struct parser {
+    const char *s, *expr;
+    const qc_params *p;
+    char *err;
+    size_t errlen;
+    int failed;
+} parser;
+
+static void fail(parser *ps, const char *what)
+{
+    if (!ps->failed)
+        snprintf(ps->err, ps->errlen, "in expression '%s' at '%s': %s", ps->expr, ps->s, what);
+    ps->failed = 1;
+}
+
+static void skip(parser *ps)
+{
+    while (isspace((unsigned char)*ps->s))
+        ps->s++;
+}
+
+static int eat(parser *ps, const char *tok)
+{
+    skip(ps);
+    size_t n = strlen(tok);
+    if (strncmp(ps->s, tok, n) != 0)
+        return 0;
+    ps->s += n;
+    return 1;
+}
+
+static int64_t parse_or(parser *ps);
+
+static int64_t call2(parser *ps, const char *fn, int64_t a, int64_t b)
+{
+    if ((strcmp(fn, "cdiv") == 0 || strcmp(fn, "pad") == 0) && b <= 0) {
+        fail(ps, "cdiv/pad need a positive divisor");
+        return 0;
+    }
+    if (strcmp(fn, "cdiv") == 0)
+        return (a + b - 1) / b;
+    if (strcmp(fn, "pad") == 0)
+        return (a + b - 1) / b * b;
+    if (strcmp(fn, "min") == 0)
+        return a < b ? a : b;
+    return a > b ? a : b;
+}
+
+static int64_t parse_atom(parser *ps)
+{
+    skip(ps);
+    if (eat(ps, "(")) {
+        int64_t v = parse_or(ps);
+        if (!eat(ps, ")"))
+            fail(ps, "expected ')'");
+        return v;
+    }
+    if (isdigit((unsigned char)*ps->s)) {
+        char *end;
+        int64_t v = strtoll(ps->s, &end, 10);
+        ps->s = end;
+        return v;
+    }
+    if (isalpha((unsigned char)*ps->s) || *ps->s == '_') {
+        char name[32];
+        size_t n = 0;
+        while ((isalnum((unsigned char)*ps->s) || *ps->s == '_') && n < sizeof name - 1)
+            name[n++] = *ps->s++;
+        name[n] = '\0';
+        if (eat(ps, "(")) {
+            if (strcmp(name, "cdiv") && strcmp(name, "pad") && strcmp(name, "min") && strcmp(name, "max")) {
+                fail(ps, "unknown function (known: cdiv, pad, min, max)");
+                return 0;
+            }
+            int64_t a = parse_or(ps);
+            if (!eat(ps, ","))
+                fail(ps, "expected ','");
+            int64_t b = parse_or(ps);
+            if (!eat(ps, ")"))
+                fail(ps, "expected ')'");
+            return ps->failed ? 0 : call2(ps, name, a, b);
+        }
+        const char *v = qc_param(ps->p, name);
+        char *end;
+        int64_t r = v ? strtoll(v, &end, 10) : 0;
+        if (!v || *v == '\0' || *end != '\0') {
+            char msg[160];
+            snprintf(msg, sizeof msg, v ? "parameter '%s' = '%s' is not an integer" : "unknown parameter '%s'",
+                     name, v ? v : "");
+            fail(ps, msg);
+        }
+        return r;
+    }
+    fail(ps, "expected a number, a parameter or '('");
+    return 0;
+}
+
+static int64_t parse_unary(parser *ps)
+{
+    if (eat(ps, "-"))
+        return -parse_unary(ps);
+    if (eat(ps, "!"))
+        return !parse_unary(ps);
+    return parse_atom(ps);
+}
+
+static int64_t parse_term(parser *ps)
+{
+    int64_t v = parse_unary(ps);
+    for (;;) {
+        if (eat(ps, "*")) {
+            v *= parse_unary(ps);
+        } else if (eat(ps, "/") || eat(ps, "%")) {
+            char op = ps->s[-1];
+            int64_t d = parse_unary(ps);
+            if (d == 0) {
+                fail(ps, "division by zero");
+                return 0;
+            }
+            v = op == '/' ? v / d : v % d;
+        } else {
+            return v;
+        }
+    }
+}
+
+static int64_t parse_sum(parser *ps)
+{
+    int64_t v = parse_term(ps);
+    for (;;) {
+        if (eat(ps, "+"))
+            v += parse_term(ps);
+        else if (eat(ps, "-"))
+            v -= parse_term(ps);
+        else
+            return v;
+    }
+}
+
+static int64_t parse_cmp(parser *ps)
+{
+    int64_t a = parse_sum(ps);
+    if (eat(ps, "=="))
+        return a == parse_sum(ps);
+    if (eat(ps, "!="))
+        return a != parse_sum(ps);
+    if (eat(ps, "<="))
+        return a <= parse_sum(ps);
+    if (eat(ps, ">="))
+        return a >= parse_sum(ps);
+    if (eat(ps, "<"))
+        return a < parse_sum(ps);
+    if (eat(ps, ">"))
+        return a > parse_sum(ps);
+    return a;
+}
+
+static int64_t parse_and(parser *ps)
+{
+    int64_t v = parse_cmp(ps);
+    while (eat(ps, "&&")) {
+        int64_t r = parse_cmp(ps);
+        v = v && r;
+    }
+    return v;
+}
+
+static int64_t parse_or(parser *ps)
+{
+    int64_t v = parse_and(ps);
+    while (eat(ps, "||")) {
+        int64_t r = parse_and(ps);
+        v = v || r;
+    }
+    return v;
+}
+
+int qc_eval(const char *expr, const qc_params *p, int64_t *out, char *err, size_t errlen)
+{
+    parser ps = {expr, expr, p, err, errlen, 0};
+    int64_t v = parse_or(&ps);
+    skip(&ps);
+    if (!ps.failed && *ps.s != '\0')
+        fail(&ps, "unexpected text");
+    if (ps.failed)
+        return -1;
+    *out = v;
+    return 0;
+}

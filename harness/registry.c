@@ -1,0 +1,62 @@
+/* registry.c: the one table of ops and the one table of backends. Adding an op is one line in
+ * `ops`; adding a backend is one line in `backends` (its folder defines the qc_backend). */
+#include "registry.h"
+
+#include <string.h>
+
+extern const qc_op qc_op_cast, qc_op_decode, qc_op_fp4_pack;
+
+static const qc_op *const ops[] = {&qc_op_cast, &qc_op_decode, &qc_op_fp4_pack};
+
+int qc_op_count(void) { return (int)(sizeof ops / sizeof ops[0]); }
+const qc_op *qc_op_at(int i) { return i >= 0 && i < qc_op_count() ? ops[i] : NULL; }
+
+const qc_op *qc_op_find(const char *name)
+{
+    for (int i = 0; i < qc_op_count(); i++)
+        if (strcmp(ops[i]->name, name) == 0)
+            return ops[i];
+    return NULL;
+}
+
+/* `ref` runs the reference itself: every op, always available. */
+static const qc_backend ref_backend = {"ref", "ref", "the scalar C reference (libqcref)", NULL, NULL, 0};
+
+extern const qc_backend *const qc_mutant_backends[];
+extern const int qc_mutant_backend_count;
+
+static const qc_backend *backend_table[64];
+static int backend_n;
+
+static void build_table(void)
+{
+    if (backend_n)
+        return;
+    backend_table[backend_n++] = &ref_backend;
+    for (int i = 0; i < qc_mutant_backend_count && backend_n < 64; i++)
+        backend_table[backend_n++] = qc_mutant_backends[i];
+}
+
+int qc_backend_count(void)
+{
+    build_table();
+    return backend_n;
+}
+
+const qc_backend *qc_backend_at(int i)
+{
+    build_table();
+    return i >= 0 && i < backend_n ? backend_table[i] : NULL;
+}
+
+qc_op_fn qc_backend_impl(const qc_backend *b, const char *op)
+{
+    if (b == &ref_backend) {
+        const qc_op *o = qc_op_find(op);
+        return o ? o->reference : NULL;
+    }
+    for (int i = 0; i < b->nimpls; i++)
+        if (strcmp(b->impls[i].op, op) == 0)
+            return b->impls[i].fn;
+    return NULL;
+}

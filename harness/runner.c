@@ -1,0 +1,304 @@
+/* runner.c: isolation, timeouts, jobs, shards; the child computes, the parent only schedules. */
+#include "runner.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compare.h"
+#include "formats/formats.h"
+
+static const char *const verdict_names[QC_VERDICT_COUNT] = {"PASS", "FAIL", "MISTRUSTED", "SKIPPED", "ERROR"};
+
+const char *qc_verdict_name(qc_verdict v) { return (unsigned)v < QC_VERDICT_COUNT ? verdict_names[v] : "?"; }
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int qc_shard_of(const qc_instance *inst, int shard_count)
+{
+    return shard_count > 1 ? (int)(qc_hash(inst->id, 0) % (uint64_t)shard_count) : 0;
+}
+
+static void set_repro(const qc_work *w, qc_result *r)
+{
+    char ps[QC_MAX_PARAMS * (QC_PARAM_LEN + 34)];
+    qc_params_format(&w->inst->params, ps, sizeof ps);
+    snprintf(r->repro, sizeof r->repro, "qcheck run --case %.64s --params '%.850s' --backend %.48s", w->inst->c->name, ps,
+             w->backend->name);
+}
+
+/* Inputs from the case's generators, or from its vector table. */
+static int make_inputs(const qc_instance *in, qc_tensor_set *inputs, qc_tensor *table_expected, char *err,
+                       size_t errlen)
+{
+    const qc_case *c = in->c;
+    if (c->nvectors) {
+        int64_t n = in->vec_count;
+        qc_tensor x;
+        qc_format f;
+        if (qc_params_get_format(&in->params, "to", &f, err, errlen))
+            return 2;
+        if (qc_tensor_alloc(&x, "x", QC_ST_F32, "f32", 1, &n) ||
+            qc_tensor_alloc(table_expected, "y", qc_format_storage(f), qc_format_name(f), 1, &n))
+            return 2;
+        for (int64_t i = 0, j = in->vec_first; i < n; j++) {
+            const qc_vector *v = &c->vectors[j];
+            if (strcmp(v->format, c->vectors[in->vec_first].format) || strcmp(v->policy, c->vectors[in->vec_first].policy))
+                continue;
+            ((float *)x.data)[i] = qc_f32_from_bits(v->input);
+            if (table_expected->storage == QC_ST_U8)
+                ((uint8_t *)table_expected->data)[i] = (uint8_t)v->expected;
+            else
+                ((uint16_t *)table_expected->data)[i] = (uint16_t)v->expected;
+            i++;
+        }
+        qc_set_add(inputs, &x);
+        return 0;
+    }
+    for (int i = 0; i < c->ninputs; i++) {
+        qc_tensor t;
+        if (qc_generate(&c->inputs[i], &in->params, in->seed, &t, err, errlen))
+            return 2;
+        qc_set_add(inputs, &t);
+    }
+    return 0;
+}
+
+static int call(qc_op_fn fn, const qc_instance *in, const qc_tensor_set *inputs, qc_tensor_set *out, char *err,
+                size_t errlen)
+{
+    qc_op_call c = {&in->params, inputs, out, err, errlen};
+    return fn(&c);
+}
+
+void qc_run_one(const qc_work *w, const qc_run_config *cfg, qc_result *r)
+{
+    const qc_instance *in = w->inst;
+    const qc_op *op = qc_op_find(in->c->op);
+    qc_tensor_set inputs = {0}, expected = {0}, got = {0};
+    qc_tensor table = {0};
+    char err[1024] = "";
+    r->verdict = QC_ERROR;
+    if (make_inputs(in, &inputs, &table, err, sizeof err)) {
+        snprintf(r->detail, sizeof r->detail, "  inputs: %s\n", err);
+        goto done;
+    }
+    if (table.data || table.nbytes == 0) {
+        if (in->c->nvectors)
+            qc_set_add(&expected, &table); /* an independent oracle: the vector table */
+    }
+    if (!in->c->nvectors && call(op->reference, in, &inputs, &expected, err, sizeof err)) {
+        snprintf(r->detail, sizeof r->detail, "  reference refused the instance: %s\n", err);
+        goto done;
+    }
+    qc_op_fn fn = qc_backend_impl(w->backend, in->c->op);
+    int rc = call(fn, in, &inputs, &got, err, sizeof err);
+    if (rc) {
+        snprintf(r->detail, sizeof r->detail, "  backend %s refused the instance: %s\n", w->backend->name, err);
+        goto done;
+    }
+    int64_t n = 0, bad = 0, degenerate = 0;
+    for (int i = 0; i < in->c->ncompares; i++) {
+        const qc_compare_spec *s = &in->c->compares[i];
+        qc_tensor *e = qc_set_find(&expected, s->output), *g = qc_set_find(&got, s->output);
+        if (!e || !g) {
+            snprintf(r->detail + strlen(r->detail), sizeof r->detail - strlen(r->detail),
+                     "  output '%s' missing from the %s\n", s->output, e ? "backend" : "reference");
+            goto done;
+        }
+        qc_compare_out o;
+        qc_compare(s, &in->params, &inputs, e, g, cfg->show, &o, r->detail, sizeof r->detail);
+        n += o.n;
+        bad += o.mismatches < 0 ? o.n + 1 : o.mismatches;
+        degenerate += o.degenerate;
+    }
+    snprintf(r->figures, sizeof r->figures, "n=%lld mismatches=%lld", (long long)n, (long long)bad);
+    r->verdict = bad ? QC_FAIL : degenerate == in->c->ncompares ? QC_MISTRUSTED : QC_PASS;
+    if (r->verdict == QC_MISTRUSTED)
+        snprintf(r->detail, sizeof r->detail, "  every expected output is one repeated value: proves nothing\n");
+done:
+    qc_set_free(&inputs);
+    qc_set_free(&expected);
+    qc_set_free(&got);
+    qc_tensor_free(&table);
+}
+
+void qc_print_result(const qc_result *r, int quiet_pass)
+{
+    if (quiet_pass && r->verdict == QC_PASS)
+        return;
+    printf("%-10s %s  %s  %s  REPRO: %s\n", qc_verdict_name(r->verdict), r->case_id, r->backend, r->figures,
+           r->repro);
+    if (r->verdict != QC_PASS && r->detail[0])
+        fputs(r->detail, stdout);
+}
+
+typedef struct slot {
+    pid_t pid;
+    int fd, item;
+    double deadline;
+    size_t got;
+    qc_result buf; /* what the child sends; the parent keeps the identity fields it set */
+} slot;
+
+static void start_item(const qc_work *work, int i, const qc_run_config *cfg, slot *s)
+{
+    int fds[2];
+    fflush(stdout);
+    fflush(stderr);
+    if (pipe(fds) != 0) {
+        s->pid = -1;
+        return;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        static qc_result r;
+        memset(&r, 0, sizeof r);
+        qc_run_one(&work[i], cfg, &r);
+        const char *p = (const char *)&r;
+        size_t left = sizeof r;
+        while (left) {
+            ssize_t k = write(fds[1], p, left);
+            if (k <= 0)
+                _exit(3);
+            p += k;
+            left -= (size_t)k;
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    s->pid = pid;
+    s->fd = fds[0];
+    s->item = i;
+    s->got = 0;
+    s->deadline = now() + cfg->timeout;
+}
+
+static void finish_item(slot *s, qc_result *r, int timed_out, double timeout)
+{
+    int status = 0;
+    if (timed_out)
+        kill(s->pid, SIGKILL);
+    waitpid(s->pid, &status, 0);
+    close(s->fd);
+    if (timed_out) {
+        r->verdict = QC_ERROR;
+        snprintf(r->figures, sizeof r->figures, "timeout after %.0f s", timeout);
+        snprintf(r->detail, sizeof r->detail, "  killed: no result within --timeout %.0f s\n", timeout);
+    } else if (s->got != sizeof s->buf) {
+        r->verdict = QC_ERROR;
+        if (WIFSIGNALED(status))
+            snprintf(r->figures, sizeof r->figures, "crashed: signal %d (%s)", WTERMSIG(status),
+                     strsignal(WTERMSIG(status)));
+        else
+            snprintf(r->figures, sizeof r->figures, "child exited %d without a result", WEXITSTATUS(status));
+        snprintf(r->detail, sizeof r->detail, "  the item's process died; the run goes on\n");
+    }
+    s->pid = 0;
+}
+
+static void progress(int done, int n, int failed, double started, int enabled)
+{
+    if (enabled && now() - started > 2.0)
+        fprintf(stderr, "\r[%d/%d] %d failed ", done, n, failed);
+}
+
+void qc_run_work(const qc_work *work, int n, const qc_run_config *cfg, qc_result *results)
+{
+    int jobs = cfg->jobs > 0 ? (cfg->jobs < 64 ? cfg->jobs : 64) : 1;
+    slot *slots = calloc((size_t)jobs, sizeof *slots);
+    char *finished = calloc((size_t)(n ? n : 1), 1);
+    int next = 0, printed = 0, running = 0, done = 0, failed = 0;
+    double started = now();
+    while (printed < n) {
+        for (int j = 0; j < jobs && next < n; j++)
+            if (!slots[j].pid) {
+                qc_result *r = &results[next];
+                const qc_work *w = &work[next];
+                snprintf(r->case_id, sizeof r->case_id, "%s", w->inst->id);
+                snprintf(r->case_name, sizeof r->case_name, "%s", w->inst->c->name);
+                snprintf(r->op, sizeof r->op, "%s", w->inst->c->op);
+                snprintf(r->backend, sizeof r->backend, "%s", w->backend->name);
+                r->seed = w->inst->seed;
+                const char *why = w->backend->unavailable ? w->backend->unavailable() : NULL;
+                set_repro(w, r);
+                if (why) {
+                    r->verdict = QC_SKIPPED;
+                    snprintf(r->figures, sizeof r->figures, "%s", why);
+                    finished[next++] = 1;
+                    done++;
+                    continue;
+                }
+                start_item(work, next, cfg, &slots[j]);
+                slots[j].deadline = now() + cfg->timeout;
+                if (slots[j].pid < 0) {
+                    slots[j].pid = 0;
+                    r->verdict = QC_ERROR;
+                    snprintf(r->figures, sizeof r->figures, "cannot fork: %s", strerror(errno));
+                    finished[next++] = 1;
+                    done++;
+                    continue;
+                }
+                next++;
+                running++;
+            }
+        struct pollfd pfd[64];
+        int map[64], np = 0;
+        for (int j = 0; j < jobs && np < 64; j++)
+            if (slots[j].pid) {
+                pfd[np].fd = slots[j].fd;
+                pfd[np].events = POLLIN;
+                map[np++] = j;
+            }
+        if (np)
+            poll(pfd, (nfds_t)np, 100);
+        for (int k = 0; k < np; k++) {
+            slot *s = &slots[map[k]];
+            qc_result *r = &results[s->item];
+            int over = now() > s->deadline;
+            if (pfd[k].revents & (POLLIN | POLLHUP)) {
+                ssize_t got = read(s->fd, (char *)&s->buf + s->got, sizeof s->buf - s->got);
+                if (got > 0 && (s->got += (size_t)got) < sizeof s->buf)
+                    continue;
+                if (s->got == sizeof s->buf) {
+                    r->verdict = s->buf.verdict;
+                    memcpy(r->figures, s->buf.figures, sizeof r->figures);
+                    memcpy(r->detail, s->buf.detail, sizeof r->detail);
+                }
+                r->seconds = cfg->timeout - (s->deadline - now());
+                finish_item(s, r, 0, cfg->timeout);
+            } else if (over) {
+                finish_item(s, r, 1, cfg->timeout);
+            } else {
+                continue;
+            }
+            finished[s->item] = 1;
+            running--;
+            done++;
+        }
+        while (printed < n && finished[printed]) {
+            if (cfg->progress)
+                fprintf(stderr, "\r\033[K");
+            failed += results[printed].verdict == QC_FAIL || results[printed].verdict == QC_ERROR;
+            qc_print_result(&results[printed++], cfg->quiet_pass);
+            fflush(stdout);
+        }
+        progress(done, n, failed, started, cfg->progress);
+    }
+    if (cfg->progress && now() - started > 2.0)
+        fprintf(stderr, "\r\033[K");
+    free(slots);
+    free(finished);
+}

@@ -1,0 +1,134 @@
+/* mutants.c: deliberately broken kernels, one per real bug class of the spec's bug tables
+ * (formats.md §10, layouts.md §10). A gate that cannot fail is a defect: `qcheck run --backend
+ * mutants` must FAIL every one of them, and tests/test_mutants enforces it.
+ *
+ * Each mutant is what a real kernel did: the right computation with one wrong rule. Most are
+ * the reference op with one policy swapped for the wrong one; the rest post-process the
+ * reference output exactly where the real bug differs. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "registry.h"
+
+/* Runs the reference op with params[key] = val, where params[fmt_key] == fmt (any when NULL). */
+static int reference_with(qc_op_call *c, const char *op, const char *fmt_key, const char *fmt, const char *key,
+                          const char *val)
+{
+    qc_params p = *c->params;
+    if (!fmt || strcmp(qc_param_or(&p, fmt_key, ""), fmt) == 0)
+        qc_params_set(&p, key, val);
+    qc_op_call m = *c;
+    m.params = &p;
+    return qc_op_find(op)->reference(&m);
+}
+
+static int is_format(qc_op_call *c, const char *key, const char *fmt)
+{
+    return strcmp(qc_param_or(c->params, key, ""), fmt) == 0;
+}
+
+/* formats.md §3.2: microxcaling rounds FP4 ties away from zero where PTX/torchao round to even. */
+static int e2m1_ties_away(qc_op_call *c) { return reference_with(c, "cast", "to", "e2m1", "ties", "away"); }
+
+/* formats.md §2.3, B9/B10: a shift decoder reads e8m0 byte 0 as +0.0 (and 255 as +Inf). */
+static int e8m0_byte0_zero(qc_op_call *c) { return reference_with(c, "decode", "from", "e8m0", "e8m0-decode", "shift"); }
+
+/* formats.md §10 B11: ceil_to_ue8m0 through float log2 (sglang #29954) instead of the bits. */
+static int e8m0_ceil_log2(qc_op_call *c) { return reference_with(c, "cast", "to", "e8m0", "e8m0", "log2-ceil"); }
+
+/* formats.md §10 B8: the e8m0 scale rounded to nearest where the profile says ceil (or floor). */
+static int e8m0_wrong_rounding(qc_op_call *c)
+{
+    const char *rule = is_format(c, "e8m0", "rne") ? "ceil" : "rne";
+    return reference_with(c, "cast", "to", "e8m0", "e8m0", rule);
+}
+
+/* formats.md §3.3, B19: even element in the high nibble. */
+static int nibble_swap(qc_op_call *c)
+{
+    return reference_with(c, "fp4_pack", NULL, NULL, "swap", is_format(c, "swap", "1") ? "0" : "1");
+}
+
+/* formats.md §10 B1: E4M3FN overflow decided at 448 instead of the RNE threshold 464, so
+ * (448, 464] becomes NaN (or stays 448 under satfinite, where the bug hides). */
+static int e4m3_overflow_off_by_one(qc_op_call *c)
+{
+    int rc = qc_op_find("cast")->reference(c);
+    qc_tensor *y = qc_set_find(c->out, "y");
+    const qc_tensor *x = qc_set_find((qc_tensor_set *)c->in, "x");
+    if (rc || !y || !x || !is_format(c, "to", "e4m3fn"))
+        return rc;
+    const float *xs = x->data;
+    uint8_t *ys = y->data;
+    for (int64_t i = 0; i < qc_tensor_numel(x); i++)
+        if (fabsf(xs[i]) > 448.0f && fabsf(xs[i]) <= 464.0f && (ys[i] & 0x7F) == 0x7E && !is_format(c, "profile", "ptx"))
+            ys[i] |= 0x7F;
+    return 0;
+}
+
+/* formats.md §10 B4 (onnx PR #5764): a negative value that underflows keeps its sign in FNUZ,
+ * producing 0x80, which is the NaN code. */
+static int fnuz_keeps_negzero(qc_op_call *c)
+{
+    int rc = qc_op_find("cast")->reference(c);
+    qc_tensor *y = qc_set_find(c->out, "y");
+    const qc_tensor *x = qc_set_find((qc_tensor_set *)c->in, "x");
+    if (rc || !y || !x || !(is_format(c, "to", "e4m3fnuz") || is_format(c, "to", "e5m2fnuz")))
+        return rc;
+    const float *xs = x->data;
+    uint8_t *ys = y->data;
+    for (int64_t i = 0; i < qc_tensor_numel(x); i++)
+        if (ys[i] == 0 && signbit(xs[i]))
+            ys[i] = 0x80;
+    return 0;
+}
+
+/* formats.md §10 B3 (triton#10745): FNUZ byte 0x80 decoded as -0.0 instead of NaN. */
+static int fnuz_nan_as_negzero(qc_op_call *c)
+{
+    int rc = qc_op_find("decode")->reference(c);
+    qc_tensor *y = qc_set_find(c->out, "y");
+    const qc_tensor *codes = qc_set_find((qc_tensor_set *)c->in, "codes");
+    if (rc || !y || !codes || !(is_format(c, "from", "e4m3fnuz") || is_format(c, "from", "e5m2fnuz")))
+        return rc;
+    float *ys = y->data;
+    const uint8_t *cs = codes->data;
+    for (int64_t i = 0; i < qc_tensor_numel(codes); i++)
+        if (cs[i] == 0x80)
+            ys[i] = -0.0f;
+    return 0;
+}
+
+/* formats.md §1.3 / §13: a kernel that canonicalises NaN (PTX) where the profile keeps the sign. */
+static int nan_sign_dropped(qc_op_call *c) { return reference_with(c, "cast", NULL, NULL, "nan", "canonical"); }
+
+/* formats.md §1.3: E5M2 cast without satfinite (Inf on overflow) where the profile saturates. */
+static int e5m2_no_satfinite(qc_op_call *c) { return reference_with(c, "cast", "to", "e5m2", "overflow", "nan"); }
+
+/* formats.md §3.2: NaN into E2M1 written as code 0 (DeepGEMM/modelopt) instead of the profile's rule. */
+static int e2m1_nan_zero(qc_op_call *c) { return reference_with(c, "cast", "to", "e2m1", "nonan", "zero"); }
+
+#define MUTANT(id, opname, fn, what)                                                                           \
+    static const qc_impl impl_##fn[] = {{opname, fn}};                                                         \
+    static const qc_backend mutant_##fn = {"mutant:" id, "mutants", what, NULL, impl_##fn, 1};
+
+MUTANT("e2m1-ties-away", "cast", e2m1_ties_away, "FP4 ties rounded away from zero (formats.md §3.2)")
+MUTANT("e8m0-byte0-as-zero", "decode", e8m0_byte0_zero, "e8m0 byte 0 decoded as +0, 255 as +Inf (formats.md B9)")
+MUTANT("e8m0-ceil-via-log2", "cast", e8m0_ceil_log2, "e8m0 ceil through float log2 (formats.md B11)")
+MUTANT("e8m0-wrong-rounding", "cast", e8m0_wrong_rounding, "e8m0 rounding mode swapped (formats.md B8)")
+MUTANT("fp4-nibbles-swapped", "fp4_pack", nibble_swap, "FP4 even element in the high nibble (formats.md B19)")
+MUTANT("e4m3-overflow-at-448", "cast", e4m3_overflow_off_by_one, "E4M3 overflow threshold 448 not 464 (formats.md B1)")
+MUTANT("fnuz-keeps-negzero", "cast", fnuz_keeps_negzero, "FNUZ negative underflow gives 0x80 = NaN (formats.md B4)")
+MUTANT("fnuz-nan-as-negzero", "decode", fnuz_nan_as_negzero, "FNUZ 0x80 decoded as -0.0 (formats.md B3)")
+MUTANT("nan-sign-dropped", "cast", nan_sign_dropped, "NaN sign canonicalised against the profile (formats.md §1.3)")
+MUTANT("e5m2-no-satfinite", "cast", e5m2_no_satfinite, "E5M2 overflow to Inf under a satfinite profile (§1.3)")
+MUTANT("e2m1-nan-as-zero", "cast", e2m1_nan_zero, "NaN into E2M1 written as 0 (formats.md §3.2)")
+
+const qc_backend *const qc_mutant_backends[] = {
+    &mutant_e2m1_ties_away,   &mutant_e8m0_byte0_zero,     &mutant_e8m0_ceil_log2,
+    &mutant_e8m0_wrong_rounding, &mutant_nibble_swap,      &mutant_e4m3_overflow_off_by_one,
+    &mutant_fnuz_keeps_negzero, &mutant_fnuz_nan_as_negzero, &mutant_nan_sign_dropped,
+    &mutant_e5m2_no_satfinite, &mutant_e2m1_nan_zero,
+};
+const int qc_mutant_backend_count = (int)(sizeof qc_mutant_backends / sizeof qc_mutant_backends[0]);
