@@ -88,7 +88,8 @@ static int select_backends(const char *arg, const qc_backend **out, int *n)
     *n = 0;
     for (int b = 0; b < qc_backend_count(); b++) {
         const qc_backend *be = qc_backend_at(b);
-        int take = arg ? listed(&sel, be->name) || listed(&sel, be->group) : strcmp(be->group, "mutants") != 0;
+        int take = arg ? listed(&sel, be->name) || listed(&sel, be->group)
+                       : strcmp(be->group, "mutants") != 0 && strcmp(be->group, "selftest") != 0;
         if (take)
             out[(*n)++] = be;
     }

@@ -179,7 +179,7 @@ static void fill_codes(const qc_input_spec *spec, int width, uint64_t *rng, qc_t
 /* Writes the edge values at distinct seeded positions (all of them when they fit). */
 static void inject_edges(const float *edges, int ne, uint64_t *rng, float *x, int64_t n)
 {
-    if (n == 0)
+    if (n == 0 || ne == 0)
         return;
     int64_t stride = n > ne ? n / ne : 1;
     for (int e = 0; e < ne && e < n; e++) {

@@ -24,6 +24,7 @@ static const qc_backend ref_backend = {"ref", "ref", "the scalar C reference (li
 
 extern const qc_backend *const qc_mutant_backends[];
 extern const int qc_mutant_backend_count;
+extern const qc_backend qc_selftest_crash, qc_selftest_hang, qc_selftest_refuse;
 
 static const qc_backend *backend_table[64];
 static int backend_n;
@@ -33,8 +34,11 @@ static void build_table(void)
     if (backend_n)
         return;
     backend_table[backend_n++] = &ref_backend;
-    for (int i = 0; i < qc_mutant_backend_count && backend_n < 64; i++)
+    for (int i = 0; i < qc_mutant_backend_count && backend_n < 60; i++)
         backend_table[backend_n++] = qc_mutant_backends[i];
+    backend_table[backend_n++] = &qc_selftest_crash;
+    backend_table[backend_n++] = &qc_selftest_hang;
+    backend_table[backend_n++] = &qc_selftest_refuse;
 }
 
 int qc_backend_count(void)

@@ -91,6 +91,7 @@ void qc_run_one(const qc_work *w, const qc_run_config *cfg, qc_result *r)
     char err[1024] = "";
     r->verdict = QC_ERROR;
     if (make_inputs(in, &inputs, &table, err, sizeof err)) {
+        snprintf(r->figures, sizeof r->figures, "bad inputs");
         snprintf(r->detail, sizeof r->detail, "  inputs: %s\n", err);
         goto done;
     }
@@ -99,12 +100,14 @@ void qc_run_one(const qc_work *w, const qc_run_config *cfg, qc_result *r)
             qc_set_add(&expected, &table); /* an independent oracle: the vector table */
     }
     if (!in->c->nvectors && call(op->reference, in, &inputs, &expected, err, sizeof err)) {
+        snprintf(r->figures, sizeof r->figures, "reference refused");
         snprintf(r->detail, sizeof r->detail, "  reference refused the instance: %s\n", err);
         goto done;
     }
     qc_op_fn fn = qc_backend_impl(w->backend, in->c->op);
     int rc = call(fn, in, &inputs, &got, err, sizeof err);
     if (rc) {
+        snprintf(r->figures, sizeof r->figures, "backend refused (status %d)", rc);
         snprintf(r->detail, sizeof r->detail, "  backend %s refused the instance: %s\n", w->backend->name, err);
         goto done;
     }

@@ -59,10 +59,13 @@ static int e4m3_overflow_off_by_one(qc_op_call *c)
     const qc_tensor *x = qc_set_find((qc_tensor_set *)c->in, "x");
     if (rc || !y || !x || !is_format(c, "to", "e4m3fn"))
         return rc;
+    qc_cast_policy p;
+    if (qc_params_policy(c->params, QC_E4M3FN, &p, c->err, c->errlen))
+        return 2;
     const float *xs = x->data;
     uint8_t *ys = y->data;
     for (int64_t i = 0; i < qc_tensor_numel(x); i++)
-        if (fabsf(xs[i]) > 448.0f && fabsf(xs[i]) <= 464.0f && (ys[i] & 0x7F) == 0x7E && !is_format(c, "profile", "ptx"))
+        if (fabsf(xs[i]) > 448.0f && fabsf(xs[i]) <= 464.0f && p.overflow == QC_OVERFLOW_NAN)
             ys[i] |= 0x7F;
     return 0;
 }
@@ -109,6 +112,23 @@ static int e5m2_no_satfinite(qc_op_call *c) { return reference_with(c, "cast", "
 /* formats.md §3.2: NaN into E2M1 written as code 0 (DeepGEMM/modelopt) instead of the profile's rule. */
 static int e2m1_nan_zero(qc_op_call *c) { return reference_with(c, "cast", "to", "e2m1", "nonan", "zero"); }
 
+/* A hand-written fp32 -> bf16 that drops the low 16 bits (round toward zero) instead of RNE:
+ * the classic shortcut of converters written without cvt.rn.bf16.f32. */
+static int bf16_truncates(qc_op_call *c)
+{
+    int rc = qc_op_find("cast")->reference(c);
+    qc_tensor *y = qc_set_find(c->out, "y");
+    const qc_tensor *x = qc_set_find((qc_tensor_set *)c->in, "x");
+    if (rc || !y || !x || !is_format(c, "to", "bf16"))
+        return rc;
+    const float *xs = x->data;
+    uint16_t *ys = y->data;
+    for (int64_t i = 0; i < qc_tensor_numel(x); i++)
+        if (!isnan(xs[i]))
+            ys[i] = (uint16_t)(qc_f32_bits(xs[i]) >> 16);
+    return 0;
+}
+
 #define MUTANT(id, opname, fn, what)                                                                           \
     static const qc_impl impl_##fn[] = {{opname, fn}};                                                         \
     static const qc_backend mutant_##fn = {"mutant:" id, "mutants", what, NULL, impl_##fn, 1};
@@ -124,11 +144,12 @@ MUTANT("fnuz-nan-as-negzero", "decode", fnuz_nan_as_negzero, "FNUZ 0x80 decoded 
 MUTANT("nan-sign-dropped", "cast", nan_sign_dropped, "NaN sign canonicalised against the profile (formats.md §1.3)")
 MUTANT("e5m2-no-satfinite", "cast", e5m2_no_satfinite, "E5M2 overflow to Inf under a satfinite profile (§1.3)")
 MUTANT("e2m1-nan-as-zero", "cast", e2m1_nan_zero, "NaN into E2M1 written as 0 (formats.md §3.2)")
+MUTANT("bf16-truncates", "cast", bf16_truncates, "fp32 -> bf16 by dropping the low half (round toward zero)")
 
 const qc_backend *const qc_mutant_backends[] = {
     &mutant_e2m1_ties_away,   &mutant_e8m0_byte0_zero,     &mutant_e8m0_ceil_log2,
     &mutant_e8m0_wrong_rounding, &mutant_nibble_swap,      &mutant_e4m3_overflow_off_by_one,
     &mutant_fnuz_keeps_negzero, &mutant_fnuz_nan_as_negzero, &mutant_nan_sign_dropped,
-    &mutant_e5m2_no_satfinite, &mutant_e2m1_nan_zero,
+    &mutant_e5m2_no_satfinite, &mutant_e2m1_nan_zero,     &mutant_bf16_truncates,
 };
 const int qc_mutant_backend_count = (int)(sizeof qc_mutant_backends / sizeof qc_mutant_backends[0]);

@@ -1,0 +1,11 @@
+# Harness self-tests (issue #5): comparator classes (C), and sweep/determinism/shards/isolation/
+# validation/mutant gate through the CLI (Python).
+add_executable(test_compare test_compare.c)
+target_link_libraries(test_compare PRIVATE qcharness)
+qc_test(harness_compare quick $<TARGET_FILE:test_compare>)
+if(Python3_FOUND)
+  qc_test(harness_cli quick ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_harness.py
+          --qcheck ${QC_QCHECK} --cases ${PROJECT_SOURCE_DIR}/cases)
+else()
+  qc_test(harness_cli quick sh -c "echo 'SKIPPED: python3 not found'; exit 77")
+endif()

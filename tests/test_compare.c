@@ -1,0 +1,133 @@
+/* test_compare.c: the comparator's mismatch classes on synthetic mismatches whose class is
+ * known by construction, the report's coordinates/hex/decoded values, shape mismatches and the
+ * degenerate (MISTRUSTED) flag. */
+#include <stdio.h>
+#include <string.h>
+
+#include "compare.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                                      \
+    do {                                                                                                       \
+        if (!(cond)) {                                                                                         \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                       \
+            printf(__VA_ARGS__);                                                                               \
+            printf("\n");                                                                                      \
+            failures++;                                                                                        \
+        }                                                                                                      \
+    } while (0)
+
+static void codes(qc_tensor *t, const char *name, const char *dtype, int64_t rows, int64_t cols, const uint8_t *v)
+{
+    int64_t shape[2] = {rows, cols};
+    qc_tensor_alloc(t, name, QC_ST_U8, dtype, 2, shape);
+    memcpy(t->data, v, (size_t)(rows * cols));
+}
+
+static void test_classes(void)
+{
+    /* e2m1 row of 8 with block 4. Codes: 0=0 1=0.5 2=1 3=1.5 4=2 5=3 6=4 7=6 */
+    const uint8_t exp[8] = {2, 4, 0x0, 5, 6, 1, 3, 7};
+    const uint8_t got[8] = {3, 5, 0x8, 5, 6, 1, 3, 1};
+    /* i=0: 1 vs 1.5 adjacent, input 1.25 is their midpoint        -> tie_flip
+     * i=1: 2 vs 3 adjacent, input 2.2 is not a midpoint            -> one_ulp
+     * i=2: +0 vs -0                                                -> zero_sign
+     * i=7: got 1 (0.5) = expected[7 - 4] ... expected[3] is 5, not 1; expected[1]? use block 4: j = 7-4 = 3
+     *      -> not equal -> other; wrong_block tested below */
+    const float x[8] = {1.25f, 2.2f, 0.0f, 3.0f, 4.0f, 0.5f, 1.5f, 6.0f};
+    qc_tensor e, g, xi;
+    codes(&e, "y", "e2m1", 1, 8, exp);
+    codes(&g, "y", "e2m1", 1, 8, got);
+    int64_t n = 8;
+    qc_tensor_alloc(&xi, "x", QC_ST_F32, "f32", 1, &n);
+    memcpy(xi.data, x, sizeof x);
+    qc_tensor_set in = {0};
+    qc_set_add(&in, &xi);
+    qc_compare_spec spec = {.output = "y", .rule = "bitexact", .block = "4", .midpoint_input = "x"};
+    qc_params p = {0};
+    qc_params_set(&p, "profile", "ptx");
+    qc_compare_out o;
+    char detail[4096] = "";
+    int rc = qc_compare(&spec, &p, &in, &e, &g, 10, &o, detail, sizeof detail);
+    CHECK(rc == 1 && o.mismatches == 4, "4 mismatches, got %lld", (long long)o.mismatches);
+    CHECK(o.per_class[QC_MM_TIE_FLIP] == 1, "tie_flip %lld", (long long)o.per_class[QC_MM_TIE_FLIP]);
+    CHECK(o.per_class[QC_MM_ONE_ULP] == 1, "one_ulp %lld", (long long)o.per_class[QC_MM_ONE_ULP]);
+    CHECK(o.per_class[QC_MM_ZERO_SIGN] == 1, "zero_sign %lld", (long long)o.per_class[QC_MM_ZERO_SIGN]);
+    CHECK(o.per_class[QC_MM_OTHER] == 1, "other %lld", (long long)o.per_class[QC_MM_OTHER]);
+    CHECK(strstr(detail, "y (0, 0) block 0: expected 0x02 (1) got 0x03 (1.5)  [tie_flip]") != NULL, "report: %s",
+          detail);
+    CHECK(strstr(detail, "y (0, 7) block 1") != NULL, "coordinates of the last element: %s", detail);
+    qc_tensor_free(&e);
+    qc_tensor_free(&g);
+    qc_set_free(&in);
+}
+
+static void test_wrong_block_and_nan(void)
+{
+    /* e4m3fn: row of 8, block 4; got is the expected row with its two blocks swapped at 0 and 4 */
+    const uint8_t exp[8] = {0x38, 0x39, 0x3A, 0x3B, 0x40, 0x41, 0x42, 0x7E};
+    const uint8_t got[8] = {0x40, 0x39, 0x3A, 0x3B, 0x38, 0x41, 0x42, 0x7F};
+    qc_tensor e, g;
+    codes(&e, "q", "e4m3fn", 1, 8, exp);
+    codes(&g, "q", "e4m3fn", 1, 8, got);
+    qc_compare_spec spec = {.output = "q", .rule = "bitexact", .block = "4"};
+    qc_params p = {0};
+    qc_tensor_set in = {0};
+    qc_compare_out o;
+    char detail[4096] = "";
+    qc_compare(&spec, &p, &in, &e, &g, 10, &o, detail, sizeof detail);
+    CHECK(o.per_class[QC_MM_WRONG_BLOCK] == 2, "wrong_block %lld", (long long)o.per_class[QC_MM_WRONG_BLOCK]);
+    CHECK(o.per_class[QC_MM_NAN_POLICY] == 1, "448 vs NaN is nan_policy: %lld", (long long)o.per_class[QC_MM_NAN_POLICY]);
+    qc_tensor_free(&e);
+    qc_tensor_free(&g);
+}
+
+static void test_f32_scales_and_shapes(void)
+{
+    int64_t n = 8;
+    qc_tensor e, g;
+    qc_tensor_alloc(&e, "s", QC_ST_F32, "f32", 1, &n);
+    qc_tensor_alloc(&g, "s", QC_ST_F32, "f32", 1, &n);
+    float *ev = e.data, *gv = g.data;
+    for (int i = 0; i < 8; i++)
+        ev[i] = gv[i] = 0.25f * (float)(i + 1);
+    uint32_t bits;
+    memcpy(&bits, &gv[3], 4);
+    bits += 1; /* one ulp up: a one-ulp scale */
+    memcpy(&gv[3], &bits, 4);
+    qc_compare_spec spec = {.output = "s", .rule = "bitexact"};
+    qc_params p = {0};
+    qc_tensor_set in = {0};
+    qc_compare_out o;
+    char detail[4096] = "";
+    qc_compare(&spec, &p, &in, &e, &g, 10, &o, detail, sizeof detail);
+    CHECK(o.mismatches == 1 && o.per_class[QC_MM_ONE_ULP] == 1, "one-ulp fp32 scale: %lld", (long long)o.mismatches);
+    CHECK(!o.degenerate, "distinct values are not degenerate");
+    qc_tensor short_t;
+    int64_t m = 7;
+    qc_tensor_alloc(&short_t, "s", QC_ST_F32, "f32", 1, &m);
+    detail[0] = '\0';
+    CHECK(qc_compare(&spec, &p, &in, &e, &short_t, 10, &o, detail, sizeof detail) == -1 &&
+              strstr(detail, "shape/storage mismatch"),
+          "a shorter output is a shape mismatch: %s", detail);
+    for (int i = 0; i < 8; i++)
+        ev[i] = gv[i] = 448.0f;
+    qc_compare(&spec, &p, &in, &e, &g, 10, &o, detail, sizeof detail);
+    CHECK(o.mismatches == 0 && o.degenerate, "an all-448 expected output is degenerate");
+    spec.degenerate_ok = 1;
+    qc_compare(&spec, &p, &in, &e, &g, 10, &o, detail, sizeof detail);
+    CHECK(!o.degenerate, "degenerate_ok lets a case mean it");
+    qc_tensor_free(&e);
+    qc_tensor_free(&g);
+    qc_tensor_free(&short_t);
+}
+
+int main(void)
+{
+    test_classes();
+    test_wrong_block_and_nan();
+    test_f32_scales_and_shapes();
+    printf("%s\n", failures ? "comparator tests FAILED" : "comparator tests passed");
+    return failures != 0;
+}

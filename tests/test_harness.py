@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Harness self-tests: sweep expansion, determinism across --jobs, shards, isolation of crashing
+and hanging backends, validation errors naming file/key/value, and the mutant gate (every
+mutant must FAIL somewhere). Expected counts are worked out by hand from the case files
+written here, never taken from qcheck's own output.
+
+usage: test_harness.py --qcheck PATH --cases DIR
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+FAILS = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        FAILS.append(what)
+
+
+def run(qcheck, args, cases=None, env_extra=None):
+    env = dict(os.environ)
+    if cases:
+        env["QCHECK_CASES"] = cases
+    env.update(env_extra or {})
+    p = subprocess.run([qcheck] + args, capture_output=True, text=True, env=env, timeout=600)
+    return p.returncode, p.stdout, p.stderr
+
+
+def summary(out):
+    m = re.search(r"^(\d+) passed, (\d+) failed, (\d+) skipped, (\d+) mistrusted$", out, re.M)
+    return tuple(int(g) for g in m.groups()) if m else None
+
+
+def write_case(d, name, obj):
+    with open(os.path.join(d, name + ".json"), "w") as f:
+        json.dump(obj, f)
+
+
+def base_case(name, params, constraints=()):
+    return {
+        "name": name, "op": "cast", "doc": "self-test", "tiers": ["quick"],
+        "params": params, "constraints": list(constraints),
+        "inputs": {"x": {"shape": ["n"], "fill": "normal", "scale": 10}},
+        "compare": {"y": {"rule": "bitexact", "why": "self-test"}},
+    }
+
+
+def test_sweep(qcheck):
+    with tempfile.TemporaryDirectory() as d:
+        # to: 2 values; n: range(1, 10, 4) = 1, 5, 9; k: pow2 [2, 16] = 2, 4, 8, 16 -> 24 combinations;
+        # the constraint k <= n keeps (n=5: k=2,4), (n=9: k=2,4,8) per format -> 2 * 5 = 10
+        write_case(d, "sweep", base_case("sweep", {"to": ["e4m3fn", "e5m2"], "profile": "ptx",
+                                                  "n": {"range": [1, 10, 4]}, "k": {"pow2": [2, 16]}},
+                                         ["k <= n"]))
+        rc, out, err = run(qcheck, ["run", "--quiet"], d)
+        check(rc == 0 and summary(out) == (10, 0, 0, 0), f"sweep + constraint expand to 10 instances: {summary(out)} {err}")
+        rc, out, _ = run(qcheck, ["run", "--params", "to=e5m2,n=9"], d)
+        check(summary(out) == (3, 0, 0, 0), f"--params selects the 3 instances with to=e5m2, n=9: {summary(out)}")
+        rc, out, _ = run(qcheck, ["run", "--filter", r"k=16"], d)
+        check(rc == 2, "a filter that matches nothing is a usage error, not a silent pass")
+
+
+def test_determinism_and_shards(qcheck, cases):
+    args = ["run", "--case", "cast_fp8", "--backend", "mutant:e4m3-overflow-at-448", "--seed", "7"]
+    _, one, _ = run(qcheck, args + ["--jobs", "1"], cases)
+    _, two, _ = run(qcheck, args + ["--jobs", "2"], cases)
+    check(one == two and len(one) > 0, "same seed -> identical output for --jobs 1 and --jobs 2")
+    _, other, _ = run(qcheck, args[:-1] + ["8"], cases)
+    check(other != one, "a different seed gives different inputs")
+    lines = set(l for l in one.splitlines() if "REPRO:" in l)
+    shard_lines = []
+    for i in (1, 2, 3):
+        _, out, _ = run(qcheck, args + ["--shard", f"{i}/3"], cases)
+        shard_lines.append([l for l in out.splitlines() if "REPRO:" in l])
+    union = [l for s in shard_lines for l in s]
+    check(len(union) == len(set(union)) and set(union) == lines,
+          f"3 shards cover every instance exactly once ({len(union)} lines vs {len(lines)})")
+    check(all(shard_lines), "every shard got some instances")
+
+
+def test_isolation(qcheck, cases):
+    rc, out, _ = run(qcheck, ["run", "--case", "fp4_pack", "--backend", "selftest", "--timeout", "2", "--jobs", "4"],
+                     cases, {"QCHECK_SELFTEST": "1"})
+    # fp4_pack has 14 instances but the self-test backends implement only cast -> no work
+    check(rc == 2, "backends that implement none of the selected ops give a usage error")
+    rc, out, _ = run(qcheck, ["run", "--case", "cast_half", "--params", "n=7", "--backend", "selftest,ref",
+                              "--timeout", "2", "--jobs", "4"], cases, {"QCHECK_SELFTEST": "1"})
+    crash = [l for l in out.splitlines() if l.startswith("ERROR") and "selftest:crash" in l]
+    hang = [l for l in out.splitlines() if l.startswith("ERROR") and "selftest:hang" in l]
+    refuse = [l for l in out.splitlines() if l.startswith("ERROR") and "selftest:refuse" in l]
+    ref = [l for l in out.splitlines() if l.startswith("PASS") and "  ref  " in l]
+    # cast_half with n=7: to 2 x profile 3 x dist 2 = 12 instances per backend
+    check(len(crash) == 12 and all("signal 11" in l for l in crash), f"a segfaulting backend is ERROR per item ({len(crash)})")
+    check(len(hang) == 12 and all("timeout" in l for l in hang), f"a hanging backend is ERROR after --timeout ({len(hang)})")
+    check(len(refuse) == 12, f"a refusing backend is ERROR ({len(refuse)})")
+    check(len(ref) == 12, f"the run goes on: ref still passes all 12 ({len(ref)})")
+    check(rc == 1 and summary(out) == (12, 36, 0, 0), f"summary counts errors as failed: {summary(out)}")
+
+
+def test_validation(qcheck):
+    bad = [
+        ("malformed", '{"name": "x", "op": "cast",', r"malformed\.json:1: malformed JSON"),
+        ("unknown_op", json.dumps({**base_case("u", {"to": "e4m3fn"}), "op": "gemm.nope"}), r"key 'op': unknown op.*'gemm\.nope'"),
+        ("bad_fill", json.dumps({**base_case("b", {"to": "e4m3fn"}), "inputs": {"x": {"shape": ["n"], "fill": "gauss"}}}),
+         r"key 'inputs\.x': unknown fill.*'gauss'"),
+        ("bad_edge", json.dumps({**base_case("e", {"to": "e4m3fn"}), "inputs": {"x": {"shape": [4], "edges": ["nan", "qnan"]}}}),
+         r"key 'inputs\.x': unknown edge.*'qnan'"),
+        ("no_why", json.dumps({**base_case("w", {"to": "e4m3fn"}), "compare": {"y": {"rule": "bitexact"}}}),
+         r"key 'compare\.y\.why': is required"),
+        ("bad_tier", json.dumps({**base_case("t", {"to": "e4m3fn"}), "tiers": ["nightly"]}), r"key 'tiers': unknown tier.*'nightly'"),
+        ("bad_constraint", json.dumps(base_case("c", {"to": "e4m3fn", "n": 4}, ["n %% 0"])), r"constraints\[0\]"),
+    ]
+    for name, text, pattern in bad:
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, name + ".json"), "w") as f:
+                f.write(text)
+            rc, out, err = run(qcheck, ["run"], d)
+            check(rc == 2 and re.search(pattern, err) and name + ".json" in err,
+                  f"{name}: exit 2 naming file/key/value ({rc}: {err.strip()[:160]})")
+    with tempfile.TemporaryDirectory() as d:
+        write_case(d, "badparam", base_case("badparam", {"to": "e9m9", "n": 4}))
+        rc, out, err = run(qcheck, ["run"], d)
+        check(rc == 1 and "unknown format 'e9m9'" in out, "an instance the reference refuses is ERROR naming the value")
+
+
+def test_mutants(qcheck, cases):
+    _, listing, _ = run(qcheck, ["list", "backends"], cases)
+    names = re.findall(r"^(mutant:\S+)", listing, re.M)
+    check(len(names) >= 12, f"at least 12 mutants registered ({len(names)})")
+    rc, out, _ = run(qcheck, ["run", "--backend", "mutants", "--quiet", "--show", "0"], cases)
+    caught = re.findall(r"^MUTANT (\S+) caught", out, re.M)
+    missed = re.findall(r"^MUTANT (\S+) NOT CAUGHT", out, re.M)
+    check(rc == 1, "a mutant run exits 1")
+    check(sorted(caught) == sorted(names) and not missed, f"every mutant FAILs and is named (missed: {missed})")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--qcheck", required=True)
+    ap.add_argument("--cases", required=True)
+    a = ap.parse_args()
+    test_sweep(a.qcheck)
+    test_determinism_and_shards(a.qcheck, a.cases)
+    test_isolation(a.qcheck, a.cases)
+    test_validation(a.qcheck)
+    test_mutants(a.qcheck, a.cases)
+    print(f"{len(FAILS)} harness checks failed" if FAILS else "all harness checks passed")
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
