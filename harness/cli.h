@@ -17,7 +17,7 @@ void qc_error(const char *cmd, const char *fmt, ...) __attribute__((format(print
 void qc_error_capture(char *buf, size_t len);
 
 /* A parsed command line: "--key value" / "--key=value" options and positional arguments. */
-#define QC_MAX_ARGS 64
+#define QC_MAX_ARGS 1024
 typedef struct qc_args {
     const char *cmd;
     int nopt, npos;
@@ -49,5 +49,11 @@ int cmd_decode(int argc, char **argv);
 int cmd_cast(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_quant(int argc, char **argv);
+int cmd_dequant(int argc, char **argv);
+int cmd_golden(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_layout(int argc, char **argv);
 
 #endif

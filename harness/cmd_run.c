@@ -5,9 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "golden_io.h"
+#include "report.h"
 #include "runner.h"
 
 #ifndef QC_CASES_DIR
@@ -24,7 +27,7 @@ static void run_help(void)
 {
     printf("usage: qcheck run [--case NAME[,NAME..]] [--suite quick|full|bringup] [--backend B[,B..]]\n"
            "                  [--filter REGEX] [--params k=v,..] [--seed S] [--jobs N] [--shard I/N]\n"
-           "                  [--timeout SEC] [--show N] [--quiet]\n"
+           "                  [--timeout SEC] [--show N] [--quiet] [--report DIR] [--keep-failing DIR]\n"
            "Expands the case files (%s, or $QCHECK_CASES) of one tier into instances and runs\n"
            "every selected backend on each, in a child process with a timeout: a crash or hang is\n"
            "ERROR for that item alone. One line per instance x backend: verdict, instance id,\n"
@@ -43,7 +46,10 @@ static void run_help(void)
            "  --shard I/N      run the I-th of N deterministic shards (1-based)\n"
            "  --timeout SEC    per item [60]\n"
            "  --show N         mismatches listed per output [8]\n"
-           "  --quiet          print only non-PASS lines and the summary\n",
+           "  --quiet          print only non-PASS lines and the summary\n"
+           "  --report DIR     write DIR/summary.json, junit.xml and summary.md\n"
+           "  --keep-failing DIR  save every failing instance as an HDF5 golden (inputs, reference\n"
+           "                   outputs, and the backend's outputs as stage 'backend')\n",
            QC_CASES_DIR);
 }
 
@@ -118,7 +124,29 @@ static int parse_int(const char *cmd, const char *key, const char *v, long lo, l
     return QC_EXIT_OK;
 }
 
-static void summarize(const qc_result *res, int n, const qc_backend *const *backends, int nb, int *exit_code)
+#ifndef QC_VERSION
+#define QC_VERSION "0.0.0"
+#endif
+#ifndef QC_GIT_REVISION
+#define QC_GIT_REVISION "unknown"
+#endif
+
+static void record_run(qc_run_info *info, int argc, char **argv, const char *suite)
+{
+    size_t at = (size_t)snprintf(info->command, sizeof info->command, "qcheck run");
+    for (int i = 0; i < argc && at < sizeof info->command; i++)
+        at += (size_t)snprintf(info->command + at, sizeof info->command - at, " %s", argv[i]);
+    snprintf(info->suite, sizeof info->suite, "%s", suite);
+    snprintf(info->qcheck_version, sizeof info->qcheck_version, "%s", QC_VERSION);
+    snprintf(info->git_revision, sizeof info->git_revision, "%s", QC_GIT_REVISION);
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(info->started, sizeof info->started, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void summarize(const qc_result *res, int n, const qc_backend *const *backends, int nb, int whole_suite,
+                      int *exit_code)
 {
     int count[QC_VERDICT_COUNT] = {0};
     for (int i = 0; i < n; i++)
@@ -132,9 +160,12 @@ static void summarize(const qc_result *res, int n, const qc_backend *const *back
                 tried++;
                 failed += res[i].verdict == QC_FAIL;
             }
-        printf("MUTANT %s %s (%d of %d instances failed): %s\n", backends[b]->name, failed ? "caught" : "NOT CAUGHT",
-               failed, tried, backends[b]->doc);
-        if (!failed)
+        /* A mutant that no selected case exercises is a hole in the suite when the whole suite ran;
+         * with --case/--filter/--params it only means the selection does not reach it. */
+        const char *state = failed ? "caught" : tried ? "NOT CAUGHT" : "NOT EXERCISED";
+        printf("MUTANT %s %s (%d of %d instances failed): %s\n", backends[b]->name, state, failed, tried,
+               backends[b]->doc);
+        if (!failed && (tried || whole_suite))
             *exit_code = QC_EXIT_FAIL;
     }
     if (count[QC_ERROR])
@@ -159,8 +190,10 @@ int cmd_run(int argc, char **argv)
     const char *filter = qc_opt(&a, "filter"), *params_arg = qc_opt(&a, "params");
     const char *seed_arg = qc_opt(&a, "seed"), *jobs_arg = qc_opt(&a, "jobs"), *shard = qc_opt(&a, "shard");
     const char *timeout_arg = qc_opt(&a, "timeout"), *show_arg = qc_opt(&a, "show");
+    const char *report_dir = qc_opt(&a, "report");
     qc_run_config cfg = {.jobs = 1, .timeout = 60, .shard_count = 1, .show = 8, .quiet_pass = qc_flag(&a, "quiet")};
     cfg.progress = isatty(STDERR_FILENO);
+    cfg.keep_failing = qc_opt(&a, "keep-failing");
     long v;
     if (qc_check_all_used(&a))
         return QC_EXIT_USAGE;
@@ -171,6 +204,10 @@ int cmd_run(int argc, char **argv)
     int tier = qc_tier_from_name(suite ? suite : "quick");
     if (tier < 0) {
         qc_error(a.cmd, "unknown suite '%s' (known: quick, full, bringup)", suite);
+        return QC_EXIT_USAGE;
+    }
+    if (cfg.keep_failing && qc_mkdirs(cfg.keep_failing)) {
+        qc_error(a.cmd, "--keep-failing: cannot create '%s'", cfg.keep_failing);
         return QC_EXIT_USAGE;
     }
     uint64_t seed = 0;
@@ -267,9 +304,21 @@ int cmd_run(int argc, char **argv)
         return QC_EXIT_USAGE;
     }
     qc_result *res = calloc((size_t)nw, sizeof *res);
+    qc_run_info info = {0};
+    record_run(&info, argc, argv, suite ? suite : "quick");
+    double t0 = qc_now();
     qc_run_work(work, nw, &cfg, res);
+    info.seconds = qc_now() - t0;
     int exit_code = QC_EXIT_OK;
-    summarize(res, nw, backends, nb, &exit_code);
+    summarize(res, nw, backends, nb, !case_arg && !filter && !params_arg && cfg.shard_count == 1, &exit_code);
+    if (report_dir) {
+        if (qc_report_write(report_dir, &info, res, nw, err, sizeof err)) {
+            qc_error(a.cmd, "--report: %s", err);
+            exit_code = QC_EXIT_USAGE;
+        } else {
+            printf("report: %s/summary.json, junit.xml, summary.md\n", report_dir);
+        }
+    }
     free(res);
     free(work);
     free(inst);

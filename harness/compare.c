@@ -9,8 +9,8 @@
 #include "formats/formats.h"
 #include "registry.h"
 
-static const char *const class_names[QC_MM_COUNT] = {"tie_flip", "one_ulp", "nan_policy",
-                                                     "zero_sign", "wrong_block", "other"};
+static const char *const class_names[QC_MM_COUNT] = {"tie_flip",    "one_ulp", "nan_policy", "zero_sign",
+                                                     "wrong_block", "padding", "other"};
 
 const char *qc_mismatch_class_name(qc_mismatch_class c) { return (unsigned)c < QC_MM_COUNT ? class_names[c] : "?"; }
 
@@ -129,8 +129,8 @@ static int is_degenerate(const qc_tensor *e)
 }
 
 int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_set *inputs,
-               const qc_tensor *expected, const qc_tensor *got, int show, qc_compare_out *out, char *detail,
-               size_t detail_len)
+               const qc_tensor *expected, const qc_tensor *got, const qc_tensor *mask, int show,
+               qc_compare_out *out, char *detail, size_t detail_len)
 {
     memset(out, 0, sizeof *out);
     if (got->storage != expected->storage || got->ndim != expected->ndim ||
@@ -148,11 +148,20 @@ int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_
     out->n = qc_tensor_numel(expected);
     out->degenerate = !spec->degenerate_ok && is_degenerate(expected);
     int hexw = (int)qc_storage_size(expected->storage) * 2;
+    if (mask && (mask->storage != QC_ST_U8 || qc_tensor_numel(mask) != out->n))
+        mask = NULL;
+    const uint8_t *roles = mask ? mask->data : NULL;
     for (int64_t i = 0; i < out->n; i++) {
+        if (roles && roles[i] == QC_MASK_UNDEFINED) {
+            out->skipped++;
+            continue;
+        }
         uint64_t be = element(expected, i), bg = element(got, i);
         if (be == bg)
             continue;
-        qc_mismatch_class c = classify(spec, p, inputs, expected, got, i, block, cols);
+        qc_mismatch_class c = roles && roles[i] == QC_MASK_PADDING
+                                  ? QC_MM_PADDING
+                                  : classify(spec, p, inputs, expected, got, i, block, cols);
         out->per_class[c]++;
         if (out->mismatches++ < show) {
             char where[96];

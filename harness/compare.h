@@ -16,6 +16,7 @@ typedef enum qc_mismatch_class {
     QC_MM_NAN_POLICY, /* NaN on one side or both (different NaN codes) */
     QC_MM_ZERO_SIGN,  /* +0 against -0 */
     QC_MM_WRONG_BLOCK,/* the value belongs one block over in the same row */
+    QC_MM_PADDING,    /* an element of the padded region, whose value the layout's rule fixes */
     QC_MM_OTHER,
     QC_MM_COUNT
 } qc_mismatch_class;
@@ -25,12 +26,18 @@ const char *qc_mismatch_class_name(qc_mismatch_class c);
 typedef struct qc_compare_out {
     int64_t n, mismatches;
     int64_t per_class[QC_MM_COUNT];
+    int64_t skipped; /* padding whose value the real implementation leaves undefined */
     int degenerate; /* the expected tensor holds a single value */
 } qc_compare_out;
 
-/* Compares got against expected; appends the report to detail (at most `show` mismatches). */
+/* Element roles in an optional mask tensor "<output>.mask" (u8, one per element) that the
+ * reference adds for padded layouts. */
+enum { QC_MASK_UNDEFINED = 0, QC_MASK_DATA = 1, QC_MASK_PADDING = 2 };
+
+/* Compares got against expected; appends the report to detail (at most `show` mismatches).
+ * mask may be NULL (every element is data). */
 int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_set *inputs,
-               const qc_tensor *expected, const qc_tensor *got, int show, qc_compare_out *out, char *detail,
-               size_t detail_len);
+               const qc_tensor *expected, const qc_tensor *got, const qc_tensor *mask, int show,
+               qc_compare_out *out, char *detail, size_t detail_len);
 
 #endif

@@ -18,10 +18,16 @@ static void usage(FILE *to)
             "tool commands (raw little-endian files in and out):\n"
             "  decode    write the fp32 decode table of a format\n"
             "  cast      convert values between f32 and any element format under explicit policies\n"
+            "  layout    apply or invert a scale/weight layout map (qcheck layout list)\n"
+            "  quant     quantize an fp32 tensor with a recipe and a recipe profile\n"
+            "  dequant   dequantize a recipe's payload and scales back to fp32\n"
             "\n"
             "suite commands:\n"
             "  run       run the conformance suite and print one verdict line per case\n"
-            "  list      list formats, profiles, cases\n"
+            "  list      list cases, ops, backends, profiles, formats\n"
+            "  golden    generate or verify HDF5 goldens (golden generate|verify)\n"
+            "  export    write one case instance to HDF5 for an external runner\n"
+            "  verify    check an external runner's HDF5 outputs against a golden\n"
             "\n"
             "exit status: 0 success, 1 a check failed, 2 bad usage or bad input\n",
             QC_VERSION);
@@ -43,7 +49,9 @@ int main(int argc, char **argv)
         return QC_EXIT_OK;
     }
     static const struct { const char *name; int (*fn)(int, char **); } commands[] = {
-        {"decode", cmd_decode}, {"cast", cmd_cast}, {"list", cmd_list}, {"run", cmd_run},
+        {"decode", cmd_decode}, {"cast", cmd_cast},     {"list", cmd_list},     {"run", cmd_run},
+        {"golden", cmd_golden}, {"export", cmd_export}, {"verify", cmd_verify},
+        {"layout", cmd_layout},     {"quant", cmd_quant},   {"dequant", cmd_dequant},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)

@@ -14,11 +14,7 @@
 #include "compare.h"
 #include "formats/formats.h"
 
-static const char *const verdict_names[QC_VERDICT_COUNT] = {"PASS", "FAIL", "MISTRUSTED", "SKIPPED", "ERROR"};
-
-const char *qc_verdict_name(qc_verdict v) { return (unsigned)v < QC_VERDICT_COUNT ? verdict_names[v] : "?"; }
-
-static double now(void)
+double qc_now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -82,59 +78,84 @@ static int call(qc_op_fn fn, const qc_instance *in, const qc_tensor_set *inputs,
     return fn(&c);
 }
 
-void qc_run_one(const qc_work *w, const qc_run_config *cfg, qc_result *r)
+int qc_instance_expected(const qc_instance *in, qc_tensor_set *inputs, qc_tensor_set *expected, char *err,
+                         size_t errlen)
 {
-    const qc_instance *in = w->inst;
-    const qc_op *op = qc_op_find(in->c->op);
-    qc_tensor_set inputs = {0}, expected = {0}, got = {0};
     qc_tensor table = {0};
-    char err[1024] = "";
+    if (make_inputs(in, inputs, &table, err, errlen)) {
+        qc_tensor_free(&table);
+        return 2;
+    }
+    if (in->c->nvectors) {
+        qc_set_add(expected, &table); /* an independent oracle: the vector table */
+        return 0;
+    }
+    char why[1024];
+    if (call(qc_op_find(in->c->op)->reference, in, inputs, expected, why, sizeof why)) {
+        snprintf(err, errlen, "reference refused the instance: %s", why);
+        return 3;
+    }
+    return 0;
+}
+
+void qc_judge(const qc_case *c, const qc_params *p, const qc_tensor_set *inputs, qc_tensor_set *expected,
+              qc_tensor_set *got, int show, qc_result *r)
+{
+    int64_t n = 0, bad = 0, degenerate = 0, skipped = 0;
     r->verdict = QC_ERROR;
-    if (make_inputs(in, &inputs, &table, err, sizeof err)) {
-        snprintf(r->figures, sizeof r->figures, "bad inputs");
-        snprintf(r->detail, sizeof r->detail, "  inputs: %s\n", err);
-        goto done;
-    }
-    if (table.data || table.nbytes == 0) {
-        if (in->c->nvectors)
-            qc_set_add(&expected, &table); /* an independent oracle: the vector table */
-    }
-    if (!in->c->nvectors && call(op->reference, in, &inputs, &expected, err, sizeof err)) {
-        snprintf(r->figures, sizeof r->figures, "reference refused");
-        snprintf(r->detail, sizeof r->detail, "  reference refused the instance: %s\n", err);
-        goto done;
-    }
-    qc_op_fn fn = qc_backend_impl(w->backend, in->c->op);
-    int rc = call(fn, in, &inputs, &got, err, sizeof err);
-    if (rc) {
-        snprintf(r->figures, sizeof r->figures, "backend refused (status %d)", rc);
-        snprintf(r->detail, sizeof r->detail, "  backend %s refused the instance: %s\n", w->backend->name, err);
-        goto done;
-    }
-    int64_t n = 0, bad = 0, degenerate = 0;
-    for (int i = 0; i < in->c->ncompares; i++) {
-        const qc_compare_spec *s = &in->c->compares[i];
-        qc_tensor *e = qc_set_find(&expected, s->output), *g = qc_set_find(&got, s->output);
+    for (int i = 0; i < c->ncompares; i++) {
+        const qc_compare_spec *s = &c->compares[i];
+        qc_tensor *e = qc_set_find(expected, s->output), *g = qc_set_find(got, s->output);
         if (!e || !g) {
+            snprintf(r->figures, sizeof r->figures, "output '%s' missing", s->output);
             snprintf(r->detail + strlen(r->detail), sizeof r->detail - strlen(r->detail),
                      "  output '%s' missing from the %s\n", s->output, e ? "backend" : "reference");
-            goto done;
+            return;
         }
+        char mask_name[QC_NAME_LEN + 8];
+        snprintf(mask_name, sizeof mask_name, "%s.mask", s->output);
         qc_compare_out o;
-        qc_compare(s, &in->params, &inputs, e, g, cfg->show, &o, r->detail, sizeof r->detail);
+        qc_compare(s, p, inputs, e, g, qc_set_find(expected, mask_name), show, &o, r->detail, sizeof r->detail);
+        skipped += o.skipped;
         n += o.n;
         bad += o.mismatches < 0 ? o.n + 1 : o.mismatches;
         degenerate += o.degenerate;
     }
     snprintf(r->figures, sizeof r->figures, "n=%lld mismatches=%lld", (long long)n, (long long)bad);
-    r->verdict = bad ? QC_FAIL : degenerate == in->c->ncompares ? QC_MISTRUSTED : QC_PASS;
+    if (skipped)
+        snprintf(r->figures + strlen(r->figures), sizeof r->figures - strlen(r->figures),
+                 " undefined-padding-skipped=%lld", (long long)skipped);
+    r->verdict = bad ? QC_FAIL : degenerate == c->ncompares ? QC_MISTRUSTED : QC_PASS;
     if (r->verdict == QC_MISTRUSTED)
         snprintf(r->detail, sizeof r->detail, "  every expected output is one repeated value: proves nothing\n");
+}
+
+void qc_run_one(const qc_work *w, const qc_run_config *cfg, qc_result *r)
+{
+    const qc_instance *in = w->inst;
+    qc_tensor_set inputs = {0}, expected = {0}, got = {0};
+    char err[1024] = "";
+    r->verdict = QC_ERROR;
+    int rc = qc_instance_expected(in, &inputs, &expected, err, sizeof err);
+    if (rc) {
+        snprintf(r->figures, sizeof r->figures, rc == 2 ? "bad inputs" : "reference refused");
+        snprintf(r->detail, sizeof r->detail, "  %s\n", err);
+        goto done;
+    }
+    qc_op_fn fn = qc_backend_impl(w->backend, in->c->op);
+    rc = call(fn, in, &inputs, &got, err, sizeof err);
+    if (rc) {
+        snprintf(r->figures, sizeof r->figures, "backend refused (status %d)", rc);
+        snprintf(r->detail, sizeof r->detail, "  backend %s refused the instance: %s\n", w->backend->name, err);
+        goto done;
+    }
+    qc_judge(in->c, &in->params, &inputs, &expected, &got, cfg->show, r);
+    if (cfg->keep_failing && r->verdict == QC_FAIL)
+        qc_keep_failing(cfg->keep_failing, in, w->backend->name, &inputs, &expected, &got, r);
 done:
     qc_set_free(&inputs);
     qc_set_free(&expected);
     qc_set_free(&got);
-    qc_tensor_free(&table);
 }
 
 void qc_print_result(const qc_result *r, int quiet_pass)
@@ -186,7 +207,7 @@ static void start_item(const qc_work *work, int i, const qc_run_config *cfg, slo
     s->fd = fds[0];
     s->item = i;
     s->got = 0;
-    s->deadline = now() + cfg->timeout;
+    s->deadline = qc_now() + cfg->timeout;
 }
 
 static void finish_item(slot *s, qc_result *r, int timed_out, double timeout)
@@ -214,7 +235,7 @@ static void finish_item(slot *s, qc_result *r, int timed_out, double timeout)
 
 static void progress(int done, int n, int failed, double started, int enabled)
 {
-    if (enabled && now() - started > 2.0)
+    if (enabled && qc_now() - started > 2.0)
         fprintf(stderr, "\r[%d/%d] %d failed ", done, n, failed);
 }
 
@@ -224,7 +245,7 @@ void qc_run_work(const qc_work *work, int n, const qc_run_config *cfg, qc_result
     slot *slots = calloc((size_t)jobs, sizeof *slots);
     char *finished = calloc((size_t)(n ? n : 1), 1);
     int next = 0, printed = 0, running = 0, done = 0, failed = 0;
-    double started = now();
+    double started = qc_now();
     while (printed < n) {
         for (int j = 0; j < jobs && next < n; j++)
             if (!slots[j].pid) {
@@ -245,7 +266,7 @@ void qc_run_work(const qc_work *work, int n, const qc_run_config *cfg, qc_result
                     continue;
                 }
                 start_item(work, next, cfg, &slots[j]);
-                slots[j].deadline = now() + cfg->timeout;
+                slots[j].deadline = qc_now() + cfg->timeout;
                 if (slots[j].pid < 0) {
                     slots[j].pid = 0;
                     r->verdict = QC_ERROR;
@@ -270,7 +291,7 @@ void qc_run_work(const qc_work *work, int n, const qc_run_config *cfg, qc_result
         for (int k = 0; k < np; k++) {
             slot *s = &slots[map[k]];
             qc_result *r = &results[s->item];
-            int over = now() > s->deadline;
+            int over = qc_now() > s->deadline;
             if (pfd[k].revents & (POLLIN | POLLHUP)) {
                 ssize_t got = read(s->fd, (char *)&s->buf + s->got, sizeof s->buf - s->got);
                 if (got > 0 && (s->got += (size_t)got) < sizeof s->buf)
@@ -280,7 +301,7 @@ void qc_run_work(const qc_work *work, int n, const qc_run_config *cfg, qc_result
                     memcpy(r->figures, s->buf.figures, sizeof r->figures);
                     memcpy(r->detail, s->buf.detail, sizeof r->detail);
                 }
-                r->seconds = cfg->timeout - (s->deadline - now());
+                r->seconds = cfg->timeout - (s->deadline - qc_now());
                 finish_item(s, r, 0, cfg->timeout);
             } else if (over) {
                 finish_item(s, r, 1, cfg->timeout);
@@ -300,7 +321,7 @@ void qc_run_work(const qc_work *work, int n, const qc_run_config *cfg, qc_result
         }
         progress(done, n, failed, started, cfg->progress);
     }
-    if (cfg->progress && now() - started > 2.0)
+    if (cfg->progress && qc_now() - started > 2.0)
         fprintf(stderr, "\r\033[K");
     free(slots);
     free(finished);

@@ -36,5 +36,20 @@ void qc_run_work(const qc_work *work, int n, const qc_run_config *cfg, qc_result
 void qc_run_one(const qc_work *w, const qc_run_config *cfg, qc_result *r);
 
 void qc_print_result(const qc_result *r, int quiet_pass);
+double qc_now(void); /* monotonic seconds */
+
+/* The inputs of an instance and its expected outputs (its vector table, or the reference).
+ * 0, 2 when the inputs cannot be made, 3 when the reference refuses; err says why. */
+int qc_instance_expected(const qc_instance *in, qc_tensor_set *inputs, qc_tensor_set *expected, char *err,
+                         size_t errlen);
+
+/* Compares every output the case names and sets verdict, figures and detail. */
+void qc_judge(const qc_case *c, const qc_params *p, const qc_tensor_set *inputs, qc_tensor_set *expected,
+              qc_tensor_set *got, int show, qc_result *r);
+
+/* golden_io.c: writes DIR/<case>/<instance>__<backend>.h5 with the inputs, the reference's outputs
+ * and the backend's outputs as stage "backend"; notes the path in r->detail. */
+void qc_keep_failing(const char *dir, const qc_instance *in, const char *backend, const qc_tensor_set *inputs,
+                     const qc_tensor_set *expected, const qc_tensor_set *got, qc_result *r);
 
 #endif

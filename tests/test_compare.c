@@ -49,7 +49,7 @@ static void test_classes(void)
     qc_params_set(&p, "profile", "ptx");
     qc_compare_out o;
     char detail[4096] = "";
-    int rc = qc_compare(&spec, &p, &in, &e, &g, 10, &o, detail, sizeof detail);
+    int rc = qc_compare(&spec, &p, &in, &e, &g, NULL, 10, &o, detail, sizeof detail);
     CHECK(rc == 1 && o.mismatches == 4, "4 mismatches, got %lld", (long long)o.mismatches);
     CHECK(o.per_class[QC_MM_TIE_FLIP] == 1, "tie_flip %lld", (long long)o.per_class[QC_MM_TIE_FLIP]);
     CHECK(o.per_class[QC_MM_ONE_ULP] == 1, "one_ulp %lld", (long long)o.per_class[QC_MM_ONE_ULP]);
@@ -76,7 +76,7 @@ static void test_wrong_block_and_nan(void)
     qc_tensor_set in = {0};
     qc_compare_out o;
     char detail[4096] = "";
-    qc_compare(&spec, &p, &in, &e, &g, 10, &o, detail, sizeof detail);
+    qc_compare(&spec, &p, &in, &e, &g, NULL, 10, &o, detail, sizeof detail);
     CHECK(o.per_class[QC_MM_WRONG_BLOCK] == 2, "wrong_block %lld", (long long)o.per_class[QC_MM_WRONG_BLOCK]);
     CHECK(o.per_class[QC_MM_NAN_POLICY] == 1, "448 vs NaN is nan_policy: %lld", (long long)o.per_class[QC_MM_NAN_POLICY]);
     qc_tensor_free(&e);
@@ -101,30 +101,55 @@ static void test_f32_scales_and_shapes(void)
     qc_tensor_set in = {0};
     qc_compare_out o;
     char detail[4096] = "";
-    qc_compare(&spec, &p, &in, &e, &g, 10, &o, detail, sizeof detail);
+    qc_compare(&spec, &p, &in, &e, &g, NULL, 10, &o, detail, sizeof detail);
     CHECK(o.mismatches == 1 && o.per_class[QC_MM_ONE_ULP] == 1, "one-ulp fp32 scale: %lld", (long long)o.mismatches);
     CHECK(!o.degenerate, "distinct values are not degenerate");
     qc_tensor short_t;
     int64_t m = 7;
     qc_tensor_alloc(&short_t, "s", QC_ST_F32, "f32", 1, &m);
     detail[0] = '\0';
-    CHECK(qc_compare(&spec, &p, &in, &e, &short_t, 10, &o, detail, sizeof detail) == -1 &&
+    CHECK(qc_compare(&spec, &p, &in, &e, &short_t, NULL, 10, &o, detail, sizeof detail) == -1 &&
               strstr(detail, "shape/storage mismatch"),
           "a shorter output is a shape mismatch: %s", detail);
     for (int i = 0; i < 8; i++)
         ev[i] = gv[i] = 448.0f;
-    qc_compare(&spec, &p, &in, &e, &g, 10, &o, detail, sizeof detail);
+    qc_compare(&spec, &p, &in, &e, &g, NULL, 10, &o, detail, sizeof detail);
     CHECK(o.mismatches == 0 && o.degenerate, "an all-448 expected output is degenerate");
     spec.degenerate_ok = 1;
-    qc_compare(&spec, &p, &in, &e, &g, 10, &o, detail, sizeof detail);
+    qc_compare(&spec, &p, &in, &e, &g, NULL, 10, &o, detail, sizeof detail);
     CHECK(!o.degenerate, "degenerate_ok lets a case mean it");
     qc_tensor_free(&e);
     qc_tensor_free(&g);
     qc_tensor_free(&short_t);
 }
 
+static void test_padding_mask(void)
+{
+    /* 8 elements: 0-5 data, 6 padding defined as zero, 7 padding the real code leaves undefined */
+    const uint8_t exp[8] = {1, 2, 3, 4, 5, 6, 0, 0};
+    const uint8_t got[8] = {1, 2, 3, 4, 5, 6, 9, 0xAB};
+    const uint8_t roles[8] = {1, 1, 1, 1, 1, 1, QC_MASK_PADDING, QC_MASK_UNDEFINED};
+    qc_tensor e, g, m;
+    codes(&e, "y", "u8", 1, 8, exp);
+    codes(&g, "y", "u8", 1, 8, got);
+    codes(&m, "y.mask", "u8", 1, 8, roles);
+    qc_compare_spec spec = {.output = "y", .rule = "bitexact"};
+    qc_params p = {0};
+    qc_tensor_set in = {0};
+    qc_compare_out o;
+    char detail[4096] = "";
+    qc_compare(&spec, &p, &in, &e, &g, &m, 10, &o, detail, sizeof detail);
+    CHECK(o.mismatches == 1 && o.per_class[QC_MM_PADDING] == 1 && o.skipped == 1,
+          "defined padding compared and classed, undefined skipped: %lld %lld", (long long)o.mismatches,
+          (long long)o.skipped);
+    qc_tensor_free(&e);
+    qc_tensor_free(&g);
+    qc_tensor_free(&m);
+}
+
 int main(void)
 {
+    test_padding_mask();
     test_classes();
     test_wrong_block_and_nan();
     test_f32_scales_and_shapes();

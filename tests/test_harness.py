@@ -140,6 +140,76 @@ def test_mutants(qcheck, cases):
     check(sorted(caught) == sorted(names) and not missed, f"every mutant FAILs and is named (missed: {missed})")
 
 
+def test_goldens(qcheck, cases):
+    import filecmp
+    try:
+        import h5py
+        import numpy as np
+    except ImportError:
+        print("skip goldens: h5py/numpy missing")
+        return
+    env = {"SOURCE_DATE_EPOCH": "0"}
+    with tempfile.TemporaryDirectory() as d:
+        g1, g2 = os.path.join(d, "g1"), os.path.join(d, "g2")
+        rc1, out1, _ = run(qcheck, ["golden", "generate", "--case", "cast_fp8", "--out", g1, "--jobs", "1"], cases, env)
+        rc2, _, _ = run(qcheck, ["golden", "generate", "--case", "cast_fp8", "--out", g2, "--jobs", "2"], cases, env)
+        files = sorted(os.listdir(os.path.join(g1, "cast_fp8")))
+        same = all(filecmp.cmp(os.path.join(g1, "cast_fp8", f), os.path.join(g2, "cast_fp8", f), shallow=False)
+                   for f in files)
+        check(rc1 == 0 and rc2 == 0 and len(files) == 216 and same,
+              f"golden generate: 216 cast_fp8 goldens, byte-identical for --jobs 1 and 2 ({len(files)})")
+        rc, out, _ = run(qcheck, ["golden", "verify"] + [os.path.join(g1, "cast_fp8", f) for f in files[:20]], cases)
+        check(rc == 0 and out.count("PASS") == 20, "golden verify re-runs the reference bit-exactly")
+
+        # export -> an external runner (h5py here) writes outputs -> verify with the case's rules
+        gold = os.path.join(d, "inst.h5")
+        params = "to=e4m3fn,profile=ptx,dist=normal,scale=300,n=1000"
+        rc, _, err = run(qcheck, ["export", "--case", "cast_fp8", "--params", params, "--out", gold], cases)
+        check(rc == 0, f"export writes one instance ({err.strip()})")
+        with h5py.File(gold, "r") as f:
+            x = f["inputs/x"][()]
+            y = f["outputs/y"][()]
+            check(f.attrs["case"].decode() == "cast_fp8" and x.dtype == np.float32 and y.dtype == np.uint8,
+                  "the exported file holds f32 inputs and uint8 codes")
+        import ml_dtypes
+        # the external runner: e4m3fn under ptx = saturating RNE, NaN -> 0x7F (spec §13)
+        xs = np.clip(np.nan_to_num(x, nan=0.0, posinf=448, neginf=-448), -448, 448)
+        ours = xs.astype(ml_dtypes.float8_e4m3fn).view(np.uint8).copy()
+        ours[np.isnan(x)] = 0x7F
+        outs = os.path.join(d, "outs.h5")
+        with h5py.File(outs, "w") as f:
+            f["outputs/y"] = ours
+        rc, out, err = run(qcheck, ["verify", "--golden", gold, "--outputs", outs], cases)
+        check(rc == 0 and out.startswith("PASS"), f"verify: an independent ml_dtypes runner matches ({out.strip()[:80]})")
+        ours[5] ^= 1
+        with h5py.File(outs, "w") as f:
+            f["outputs/y"] = ours
+        rc, out, _ = run(qcheck, ["verify", "--golden", gold, "--outputs", outs], cases)
+        check(rc == 1 and "y (5)" in out, "verify: one flipped code is a FAIL naming its coordinate")
+        with open(outs, "wb") as f:
+            f.write(b"not hdf5 at all")
+        rc, _, err = run(qcheck, ["verify", "--golden", gold, "--outputs", outs], cases)
+        check(rc == 2 and "not an HDF5 file" in err, f"verify: a non-HDF5 outputs file is exit 2 ({err.strip()[:80]})")
+
+        # --keep-failing saves the failing instance with the backend's outputs as a stage; --report
+        kf, rep = os.path.join(d, "kf"), os.path.join(d, "rep")
+        rc, out, _ = run(qcheck, ["run", "--case", "cast_edges", "--backend", "mutant:e2m1-ties-away",
+                                  "--keep-failing", kf, "--report", rep, "--quiet"], cases)
+        saved = [os.path.join(r, f) for r, _, fs in os.walk(kf) for f in fs]
+        ok = len(saved) > 0
+        for path in saved:
+            with h5py.File(path, "r") as f:
+                ok &= not np.array_equal(f["outputs/y"][()], f["stages/backend/y"][()])
+        check(rc == 1 and ok, f"--keep-failing saved {len(saved)} goldens whose stage 'backend' differs")
+        import xml.etree.ElementTree as ET
+        root = ET.parse(os.path.join(rep, "junit.xml")).getroot()
+        fails = sum(int(s.get("failures")) for s in root.iter("testsuite"))
+        nfail = int(re.search(r"(\d+) passed, (\d+) failed", out).group(2))
+        check(fails == nfail and fails > 0, f"--report junit.xml counts the {nfail} failures ({fails})")
+        summary_json = json.load(open(os.path.join(rep, "summary.json")))
+        check(isinstance(summary_json, dict), "--report summary.json parses")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--qcheck", required=True)
@@ -150,6 +220,7 @@ def main():
     test_isolation(a.qcheck, a.cases)
     test_validation(a.qcheck)
     test_mutants(a.qcheck, a.cases)
+    test_goldens(a.qcheck, a.cases)
     print(f"{len(FAILS)} harness checks failed" if FAILS else "all harness checks passed")
     return 1 if FAILS else 0
 

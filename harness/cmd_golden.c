@@ -1,0 +1,357 @@
+/* cmd_golden.c: `qcheck golden generate|verify`, `qcheck export`, `qcheck verify` (spec/cli.md).
+ * A golden is one case instance in HDF5: its inputs, the reference's outputs, its params. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "golden_io.h"
+#include "runner.h"
+
+const char *qc_cases_dir(void);
+
+static int load_cases(const char *cmd, qc_case **cases, int *n)
+{
+    char err[1024];
+    if (qc_cases_load_dir(qc_cases_dir(), cases, n, err, sizeof err)) {
+        qc_error(cmd, "%s", err);
+        return QC_EXIT_USAGE;
+    }
+    return QC_EXIT_OK;
+}
+
+static const qc_case *find_case(const qc_case *cases, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(cases[i].name, name))
+            return &cases[i];
+    return NULL;
+}
+
+/* Writes one instance's golden to path; 0 or 2 with a message. */
+static int write_instance(const char *cmd, const qc_instance *in, const char *path)
+{
+    qc_tensor_set inputs = {0}, expected = {0};
+    char err[1024];
+    int rc = qc_instance_expected(in, &inputs, &expected, err, sizeof err);
+    if (rc) {
+        qc_error(cmd, "%s: %s", in->id, err);
+    } else {
+        qc_golden_meta m;
+        qc_instance_meta(in, "ref", &m);
+        if (qc_golden_write(path, &m, &inputs, &expected, NULL, NULL, 0, err, sizeof err)) {
+            qc_error(cmd, "%s", err);
+            rc = QC_EXIT_USAGE;
+        }
+    }
+    qc_set_free(&inputs);
+    qc_set_free(&expected);
+    return rc ? QC_EXIT_USAGE : QC_EXIT_OK;
+}
+
+/* Writes instance i in worker i % jobs: each file depends only on its instance, so the files are
+ * the same bytes for any --jobs. */
+static int write_all(const char *cmd, const qc_instance *inst, int n, const char *dir, int jobs)
+{
+    pid_t pids[64];
+    int started = 0, rc = QC_EXIT_OK;
+    for (int w = 0; w < jobs; w++) {
+        fflush(stdout);
+        pid_t pid = jobs == 1 ? 0 : fork();
+        if (pid == 0) {
+            int wrc = QC_EXIT_OK;
+            for (int i = w; i < n && wrc == QC_EXIT_OK; i += jobs) {
+                char path[1024];
+                qc_golden_path(dir, &inst[i], "ref", path, sizeof path);
+                wrc = write_instance(cmd, &inst[i], path);
+            }
+            if (jobs == 1)
+                return wrc;
+            _exit(wrc);
+        }
+        if (pid < 0) {
+            qc_error(cmd, "cannot fork");
+            rc = QC_EXIT_USAGE;
+            break;
+        }
+        pids[started++] = pid;
+    }
+    for (int w = 0; w < started; w++) {
+        int status;
+        waitpid(pids[w], &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status))
+            rc = QC_EXIT_USAGE;
+    }
+    return rc;
+}
+
+static int golden_generate(int argc, char **argv)
+{
+    qc_args a;
+    if (qc_parse_args(&a, "golden generate", argc, argv, NULL))
+        return QC_EXIT_USAGE;
+    if (a.help) {
+        printf("usage: qcheck golden generate [--case NAME[,NAME..]] [--suite quick|full|bringup] [--seed S]\n"
+               "                              [--out DIR] [--jobs N]\n"
+               "Writes one HDF5 golden per instance: DIR/<case>/<params>.h5 (default DIR: golden/data).\n"
+               "Same seed -> byte-identical files (set SOURCE_DATE_EPOCH to pin the 'created' attribute).\n");
+        return QC_EXIT_OK;
+    }
+    const char *out = qc_opt(&a, "out"), *case_arg = qc_opt(&a, "case"), *suite = qc_opt(&a, "suite");
+    const char *seed_arg = qc_opt(&a, "seed"), *jobs_arg = qc_opt(&a, "jobs");
+    int jobs = jobs_arg ? atoi(jobs_arg) : 1;
+    if (qc_check_all_used(&a))
+        return QC_EXIT_USAGE;
+    if (jobs < 1 || jobs > 64) {
+        qc_error(a.cmd, "--jobs must be in [1, 64], got '%s'", jobs_arg);
+        return QC_EXIT_USAGE;
+    }
+    int tier = qc_tier_from_name(suite ? suite : "quick");
+    if (tier < 0) {
+        qc_error(a.cmd, "unknown suite '%s'", suite);
+        return QC_EXIT_USAGE;
+    }
+    qc_case *cases;
+    int ncases, rc = QC_EXIT_OK, written = 0;
+    if (load_cases(a.cmd, &cases, &ncases))
+        return QC_EXIT_USAGE;
+    char err[1024];
+    for (int c = 0; c < ncases && rc == QC_EXIT_OK; c++) {
+        if (case_arg && !strstr(case_arg, cases[c].name))
+            continue;
+        qc_instance *inst = NULL;
+        int n = 0, cap = 0;
+        if (qc_case_expand(&cases[c], tier, seed_arg ? strtoull(seed_arg, NULL, 0) : 0, &inst, &n, &cap, err,
+                           sizeof err)) {
+            qc_error(a.cmd, "%s", err);
+            rc = QC_EXIT_USAGE;
+        }
+        char folder[1024];
+        snprintf(folder, sizeof folder, "%s/%s", out ? out : "golden/data", cases[c].name);
+        if (n && qc_mkdirs(folder)) {
+            qc_error(a.cmd, "cannot create '%s'", folder);
+            rc = QC_EXIT_USAGE;
+        }
+        if (rc == QC_EXIT_OK)
+            rc = write_all(a.cmd, inst, n, out ? out : "golden/data", jobs);
+        written += rc == QC_EXIT_OK ? n : 0;
+        free(inst);
+    }
+    qc_cases_free(cases, ncases);
+    if (rc == QC_EXIT_OK)
+        printf("%d goldens written under %s\n", written, out ? out : "golden/data");
+    return rc;
+}
+
+/* Re-runs the reference on a golden's inputs and compares with its outputs bit for bit. */
+static int verify_one(const char *cmd, const char *path, const qc_case *cases, int ncases, int show)
+{
+    qc_golden_meta m;
+    qc_tensor_set inputs = {0}, stored = {0}, now = {0};
+    char err[1024];
+    if (qc_golden_read(path, &m, &inputs, &stored, err, sizeof err)) {
+        qc_error(cmd, "%s", err);
+        return QC_EXIT_USAGE;
+    }
+    int rc = QC_EXIT_USAGE;
+    qc_case fallback = {0};
+    const qc_case *c = find_case(cases, ncases, m.case_name);
+    qc_instance in = {0};
+    const qc_op *op = qc_op_find(m.op);
+    if (!op) {
+        qc_error(cmd, "%s: unknown op '%s'", path, m.op);
+        goto done;
+    }
+    if (!c) { /* the case file is gone: compare every stored output bit for bit */
+        snprintf(fallback.name, sizeof fallback.name, "%s", m.case_name);
+        snprintf(fallback.op, sizeof fallback.op, "%s", m.op);
+        for (int i = 0; i < stored.n && i < QC_MAX_COMPARES; i++) {
+            snprintf(fallback.compares[i].output, QC_NAME_LEN, "%s", stored.t[i].name);
+            snprintf(fallback.compares[i].rule, sizeof fallback.compares[i].rule, "bitexact");
+            fallback.compares[i].degenerate_ok = 1;
+        }
+        fallback.ncompares = stored.n < QC_MAX_COMPARES ? stored.n : QC_MAX_COMPARES;
+        c = &fallback;
+    }
+    in.c = c;
+    if (qc_params_from_json(m.params_json, &in.params, err, sizeof err)) {
+        qc_error(cmd, "%s: %s", path, err);
+        goto done;
+    }
+    qc_op_call call = {&in.params, &inputs, &now, err, sizeof err};
+    if (op->reference(&call)) {
+        qc_error(cmd, "%s: the reference refuses the stored instance: %s", path, err);
+        goto done;
+    }
+    qc_result r = {0};
+    qc_case relaxed = *c; /* a stored golden proves the reference reproduces it, degenerate or not */
+    for (int i = 0; i < relaxed.ncompares; i++)
+        relaxed.compares[i].degenerate_ok = 1;
+    qc_judge(&relaxed, &in.params, &inputs, &stored, &now, show, &r);
+    printf("%-6s %s  %s\n", qc_verdict_name(r.verdict), path, r.figures);
+    if (r.verdict != QC_PASS)
+        fputs(r.detail, stdout);
+    rc = r.verdict == QC_PASS ? QC_EXIT_OK : QC_EXIT_FAIL;
+done:
+    qc_set_free(&inputs);
+    qc_set_free(&stored);
+    qc_set_free(&now);
+    return rc;
+}
+
+static int golden_verify(int argc, char **argv)
+{
+    qc_args a;
+    if (qc_parse_args(&a, "golden verify", argc, argv, NULL))
+        return QC_EXIT_USAGE;
+    if (a.help || a.npos == 0) {
+        printf("usage: qcheck golden verify FILE.h5 [FILE.h5 ..]\n"
+               "Re-runs the reference on each golden's inputs and compares with its stored outputs\n"
+               "bit for bit. Exit 0 all match, 1 a mismatch, 2 a corrupt or unreadable file.\n");
+        return a.help ? QC_EXIT_OK : QC_EXIT_USAGE;
+    }
+    if (qc_check_all_used(&a))
+        return QC_EXIT_USAGE;
+    qc_case *cases;
+    int ncases, worst = QC_EXIT_OK;
+    if (load_cases(a.cmd, &cases, &ncases))
+        return QC_EXIT_USAGE;
+    for (int i = 0; i < a.npos; i++) {
+        int rc = verify_one(a.cmd, a.pos[i], cases, ncases, 8);
+        worst = rc > worst ? rc : worst;
+    }
+    qc_cases_free(cases, ncases);
+    return worst;
+}
+
+int cmd_golden(int argc, char **argv)
+{
+    if (argc >= 1 && !strcmp(argv[0], "generate"))
+        return golden_generate(argc - 1, argv + 1);
+    if (argc >= 1 && !strcmp(argv[0], "verify"))
+        return golden_verify(argc - 1, argv + 1);
+    int help = argc >= 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"));
+    fprintf(help ? stdout : stderr, "usage: qcheck golden generate|verify ... (--help on each)\n");
+    return help ? QC_EXIT_OK : QC_EXIT_USAGE;
+}
+
+/* One instance chosen by --case and --params (every swept key must be given, so that exactly one
+ * instance matches). */
+static int pick_instance(qc_args *a, const qc_case *cases, int ncases, qc_instance **inst, int *which)
+{
+    const char *case_arg = qc_opt(a, "case"), *params_arg = qc_opt(a, "params");
+    char err[1024];
+    const qc_case *c = case_arg ? find_case(cases, ncases, case_arg) : NULL;
+    if (!c) {
+        qc_error(a->cmd, case_arg ? "unknown case '%s'" : "--case is required%s", case_arg ? case_arg : "");
+        return QC_EXIT_USAGE;
+    }
+    qc_params want = {0};
+    if (params_arg && qc_params_parse(&want, params_arg, err, sizeof err)) {
+        qc_error(a->cmd, "--params: %s", err);
+        return QC_EXIT_USAGE;
+    }
+    int n = 0, cap = 0, hits = 0;
+    if (qc_case_expand(c, QC_TIER_QUICK | QC_TIER_FULL | QC_TIER_BRINGUP, 0, inst, &n, &cap, err, sizeof err)) {
+        qc_error(a->cmd, "%s", err);
+        return QC_EXIT_USAGE;
+    }
+    for (int i = 0; i < n; i++) {
+        int match = 1;
+        for (int k = 0; k < want.n; k++) {
+            const char *v = qc_param(&(*inst)[i].params, want.key[k]);
+            match &= v && !strcmp(v, want.val[k]);
+        }
+        if (match && hits++ == 0)
+            *which = i;
+    }
+    if (hits != 1) {
+        qc_error(a->cmd, "--params selects %d instances of %s; give every swept key (qcheck run --case %s lists "
+                         "them)", hits, c->name, c->name);
+        return QC_EXIT_USAGE;
+    }
+    return QC_EXIT_OK;
+}
+
+int cmd_export(int argc, char **argv)
+{
+    qc_args a;
+    if (qc_parse_args(&a, "export", argc, argv, NULL))
+        return QC_EXIT_USAGE;
+    if (a.help) {
+        printf("usage: qcheck export --case NAME --params k=v,... --out inputs.h5\n"
+               "Writes one case instance (inputs, expected outputs, params) for an external runner,\n"
+               "whose outputs `qcheck verify` then checks with the case's rules.\n");
+        return QC_EXIT_OK;
+    }
+    const char *out = qc_opt(&a, "out");
+    qc_case *cases;
+    int ncases, which = 0;
+    qc_instance *inst = NULL;
+    if (!out) {
+        qc_error(a.cmd, "--out is required");
+        return QC_EXIT_USAGE;
+    }
+    if (load_cases(a.cmd, &cases, &ncases))
+        return QC_EXIT_USAGE;
+    int rc = pick_instance(&a, cases, ncases, &inst, &which);
+    if (rc == QC_EXIT_OK && !(rc = qc_check_all_used(&a)))
+        rc = write_instance(a.cmd, &inst[which], out);
+    if (rc == QC_EXIT_OK)
+        printf("exported %s to %s\n", inst[which].id, out);
+    free(inst);
+    qc_cases_free(cases, ncases);
+    return rc;
+}
+
+int cmd_verify(int argc, char **argv)
+{
+    qc_args a;
+    if (qc_parse_args(&a, "verify", argc, argv, NULL))
+        return QC_EXIT_USAGE;
+    if (a.help) {
+        printf("usage: qcheck verify --golden FILE.h5 --outputs OUTPUTS.h5\n"
+               "Compares outputs produced elsewhere (HDF5 datasets /outputs/NAME with the golden's\n"
+               "names, e.g. written with h5py) against the golden with the case's rules.\n"
+               "Exit 0 match, 1 mismatch, 2 unreadable or mismatching files.\n");
+        return QC_EXIT_OK;
+    }
+    const char *golden = qc_opt(&a, "golden"), *outputs = qc_opt(&a, "outputs");
+    if (!golden || !outputs || qc_check_all_used(&a)) {
+        qc_error(a.cmd, "--golden and --outputs are required");
+        return QC_EXIT_USAGE;
+    }
+    qc_golden_meta m;
+    qc_tensor_set inputs = {0}, expected = {0}, got = {0};
+    char err[1024];
+    qc_case *cases;
+    int ncases, rc = QC_EXIT_USAGE;
+    if (qc_golden_read(golden, &m, &inputs, &expected, err, sizeof err) ||
+        qc_golden_read_outputs(outputs, &got, err, sizeof err)) {
+        qc_error(a.cmd, "%s", err);
+        goto done;
+    }
+    if (load_cases(a.cmd, &cases, &ncases))
+        goto done;
+    const qc_case *c = find_case(cases, ncases, m.case_name);
+    qc_params p;
+    if (!c || qc_params_from_json(m.params_json, &p, err, sizeof err)) {
+        qc_error(a.cmd, c ? "%s" : "the golden's case '%s' has no case file", c ? err : m.case_name);
+    } else {
+        qc_result r = {0};
+        qc_judge(c, &p, &inputs, &expected, &got, 8, &r);
+        printf("%s  %s vs %s  %s\n", qc_verdict_name(r.verdict), golden, outputs, r.figures);
+        if (r.verdict != QC_PASS)
+            fputs(r.detail, stdout);
+        rc = r.verdict == QC_PASS ? QC_EXIT_OK : QC_EXIT_FAIL;
+    }
+    qc_cases_free(cases, ncases);
+done:
+    qc_set_free(&inputs);
+    qc_set_free(&expected);
+    qc_set_free(&got);
+    return rc;
+}

@@ -1,0 +1,126 @@
+/* golden_io.c: between instances and the HDF5 golden store: metadata, file names, params as
+ * JSON, and saving failing instances (--keep-failing). */
+#include "golden_io.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#ifndef QC_VERSION
+#define QC_VERSION "0.0.0"
+#endif
+#ifndef QC_GIT_REVISION
+#define QC_GIT_REVISION "unknown"
+#endif
+
+void qc_params_to_json(const qc_params *p, char *out, size_t len)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; i < p->n; i++)
+        cJSON_AddStringToObject(o, p->key[i], p->val[i]);
+    char *text = cJSON_PrintUnformatted(o);
+    snprintf(out, len, "%s", text ? text : "{}");
+    free(text);
+    cJSON_Delete(o);
+}
+
+int qc_params_from_json(const char *json, qc_params *p, char *err, size_t errlen)
+{
+    cJSON *o = cJSON_Parse(json);
+    memset(p, 0, sizeof *p);
+    if (!cJSON_IsObject(o)) {
+        snprintf(err, errlen, "params attribute is not a JSON object: '%.80s'", json);
+        cJSON_Delete(o);
+        return 2;
+    }
+    const cJSON *v;
+    cJSON_ArrayForEach(v, o) {
+        if (!cJSON_IsString(v) || qc_params_set(p, v->string, v->valuestring)) {
+            snprintf(err, errlen, "params attribute: '%s' is not a string or too many params", v->string);
+            cJSON_Delete(o);
+            return 2;
+        }
+    }
+    cJSON_Delete(o);
+    return 0;
+}
+
+/* SOURCE_DATE_EPOCH (reproducible-builds.org) pins the timestamp so goldens are byte-identical. */
+static void iso_now(char *out, size_t len)
+{
+    const char *sde = getenv("SOURCE_DATE_EPOCH");
+    time_t t = sde && *sde ? (time_t)strtoll(sde, NULL, 10) : time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void qc_instance_meta(const qc_instance *in, const char *backend, qc_golden_meta *m)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->qcheck_version, sizeof m->qcheck_version, "%s", QC_VERSION);
+    m->format_version = QC_GOLDEN_FORMAT_VERSION;
+    snprintf(m->case_name, sizeof m->case_name, "%s", in->c->name);
+    snprintf(m->op, sizeof m->op, "%s", in->c->op);
+    qc_params_to_json(&in->params, m->params_json, sizeof m->params_json);
+    m->seed = in->seed;
+    snprintf(m->profile, sizeof m->profile, "%s", qc_param_or(&in->params, "profile", ""));
+    snprintf(m->backend, sizeof m->backend, "%s", backend);
+    snprintf(m->git_revision, sizeof m->git_revision, "%s", QC_GIT_REVISION);
+    iso_now(m->created, sizeof m->created);
+}
+
+int qc_mkdirs(const char *path)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *s = buf + 1; *s; s++)
+        if (*s == '/') {
+            *s = '\0';
+            if (mkdir(buf, 0777) && errno != EEXIST)
+                return -1;
+            *s = '/';
+        }
+    return mkdir(buf, 0777) && errno != EEXIST ? -1 : 0;
+}
+
+void qc_golden_path(const char *dir, const qc_instance *in, const char *backend, char *out, size_t len)
+{
+    char name[400];
+    size_t n = 0;
+    /* id "case[k=v,k=v]" -> "k=v_k=v": letters, digits and . _ = - survive, the rest becomes _ */
+    const char *s = strchr(in->id, '[');
+    for (s = s ? s + 1 : in->id; *s && n < sizeof name - 1; s++)
+        if (*s != ']')
+            name[n++] = (strchr("._=-", *s) || (*s >= '0' && *s <= '9') || ((*s | 32) >= 'a' && (*s | 32) <= 'z')) ? *s : '_';
+    name[n] = '\0';
+    if (backend && strcmp(backend, "ref"))
+        snprintf(out, len, "%s/%s/%s__%s.h5", dir, in->c->name, name, backend);
+    else
+        snprintf(out, len, "%s/%s/%s.h5", dir, in->c->name, name);
+    for (char *p = out + strlen(dir) + 1; *p; p++)
+        if (*p == ':')
+            *p = '-';
+}
+
+void qc_keep_failing(const char *dir, const qc_instance *in, const char *backend, const qc_tensor_set *inputs,
+                     const qc_tensor_set *expected, const qc_tensor_set *got, qc_result *r)
+{
+    char path[1024], folder[1024], err[512];
+    qc_golden_path(dir, in, backend, path, sizeof path);
+    snprintf(folder, sizeof folder, "%s/%s", dir, in->c->name);
+    qc_golden_meta m;
+    qc_instance_meta(in, backend, &m);
+    const qc_tensor_set *stages[1] = {got};
+    const char *names[1] = {"backend"};
+    size_t at = strlen(r->detail);
+    if (qc_mkdirs(folder) || qc_golden_write(path, &m, inputs, expected, stages, names, 1, err, sizeof err))
+        snprintf(r->detail + at, sizeof r->detail - at, "  --keep-failing: could not save %s: %s\n", path,
+                 qc_mkdirs(folder) ? "cannot create the folder" : err);
+    else
+        snprintf(r->detail + at, sizeof r->detail - at, "  saved: %s (stage 'backend' holds its outputs)\n", path);
+}
