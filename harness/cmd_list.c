@@ -89,6 +89,23 @@ static void list_profiles(void)
     }
 }
 
+/* Recipe profiles: one line per name with the recipes it defines, then each row's source. */
+static void list_recipe_profiles(void)
+{
+    printf("\nrecipe profiles (qcheck quant --recipe R --profile P; a recipe accepts the names listed for it):\n");
+    for (int r = 0; r < QC_RECIPE_COUNT; r++) {
+        printf("  %-12s", qc_recipe_name(r));
+        for (int i = 0; i < qc_recipe_profile_count(); i++)
+            if (qc_recipe_profile_at(i)->recipe == (qc_recipe)r)
+                printf(" %s", qc_recipe_profile_at(i)->name);
+        printf("   (default %s)\n", qc_recipe_default_profile((qc_recipe)r));
+    }
+    for (int i = 0; i < qc_recipe_profile_count(); i++) {
+        const qc_recipe_profile *p = qc_recipe_profile_at(i);
+        printf("%s (recipe %s)\n  reproduces: %s\n", p->name, qc_recipe_name(p->recipe), p->reproduces);
+    }
+}
+
 static void list_e8m0(void)
 {
     printf("e8m0 encode rules (--e8m0):");
@@ -114,7 +131,7 @@ int cmd_list(int argc, char **argv)
     if (all || strcmp(what, "formats") == 0)
         list_formats();
     if (all || strcmp(what, "profiles") == 0)
-        list_profiles();
+        list_profiles(), list_recipe_profiles();
     if (all || strcmp(what, "e8m0") == 0)
         list_e8m0();
     if (all || strcmp(what, "ops") == 0)

@@ -81,3 +81,312 @@ qc_cast_policy qc_cast_profile_policy(const qc_cast_profile *p, qc_format f)
     c.e8m0_decoder = p->e8m0_decoder;
     return c;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Recipe profiles. Each row reproduces one real implementation's order of operations; the
+ * evidence is in spec/formats.md (section cited per row) and docs/notes/recipes.md. Rows marked
+ * [derived] follow the spec's reading of the source, not a measurement. */
+
+#define POW2(rule, dec) {.e8m0 = (rule), .e8m0_emax = -1, .e8m0_mbits = 3, .e8m0_decoder = (dec)}
+#define MX_TORCHAO(rule, el) .elem = (el), .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, \
+    .mx_rule = QC_MX_E8M0_OF_AMAX, .pow2_policy = POW2(rule, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV, \
+    .clamp = QC_CLAMP_TORCH
+#define MX_RCEIL(el) .elem = (el), .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, \
+    .mx_rule = QC_MX_E8M0_OF_DESCALE, .scale_op = QC_SCALE_MUL_RCP, \
+    .pow2_policy = POW2(QC_E8M0_RCEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV, .clamp = QC_CLAMP_TORCH
+#define MX_OCP(el) .elem = (el), .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, \
+    .mx_rule = QC_MX_E8M0_OF_AMAX, .pow2_policy = POW2(QC_E8M0_FLOOR, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV
+#define TORCHAO_SRC "pytorch/ao:torchao/prototype/mx_formats/mx_tensor.py (to_mx"
+#define OCP_SRC "microsoft/microxcaling:mx/mx_ops.py (_shared_exponents, _quantize_mx), mx/elemwise_ops.py " \
+    "(round 'nearest' = ties away, saturate_normals) = OCP MX v1.0 §6.3; spec §5"
+
+static const qc_recipe_profile recipe_profiles[] = {
+    /* ---- tensor (spec §6.3) ---- */
+    {"sgl-kernel", QC_RECIPE_TENSOR,
+     "sgl-kernel sgl_per_tensor_quant_fp8 / scaled_fp8_quant, sm90 build (-use_fast_math: `/` is "
+     "div.approx.ftz, 1/s is rcp.approx.ftz): amax by fmaxf (NaN ignored), no eps, s = amax/448, "
+     "q = fmaxf(fminf(x*(1/s), 448), -448) -> c10 e4m3fn; all-zero -> 1/0 = Inf, 0*Inf = NaN -> 0x7E "
+     "(B26); sgl-kernel/csrc/gemm/per_tensor_quant_fp8.cu, CMakeLists.txt common_ops_sm90_build",
+     "torch", 0, NULL,
+     {.elem = QC_E4M3FN, .div_mode = QC_DIV_FAST, .clamp = QC_CLAMP_FMINF}},
+    {"sgl-kernel-sm100", QC_RECIPE_TENSOR,
+     "the same kernel in sgl-kernel's precise-math sm100 build: IEEE amax/448 and 1/s",
+     "torch", 0, NULL, {.elem = QC_E4M3FN, .clamp = QC_CLAMP_FMINF}},
+    {"sglang-native", QC_RECIPE_TENSOR,
+     "sglang HIP fallback without aiter (fp8_kernel.py _native_dynamic_per_tensor_quant_fp8 / static): "
+     "amax.clamp(1e-12) (NaN propagates), s = amax / fp8_max as torch on the GPU (t * fl32(1/c), §13), "
+     "q = clamp(x / s) -> fp8 (torch cast)",
+     "torch", 0, NULL,
+     {.elem = QC_E4M3FN, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-12f,
+      .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_TORCH}},
+    {"input-to-float8", QC_RECIPE_TENSOR,
+     "sglang fp8_utils.py input_to_float8 (non-CUDA path): amax = max(|min|, |max|).clamp(1e-12), "
+     "scale = fp_max / amax, q = clamp(x * scale) -> fp8, returns scale.reciprocal() as the dequant scale",
+     "torch", 0, NULL,
+     {.elem = QC_E4M3FN, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-12f,
+      .scale_op = QC_SCALE_RCP_OF_MULT, .elem_op = QC_ELEM_MUL_MAX_AMAX, .clamp = QC_CLAMP_TORCH}},
+
+    /* ---- token (spec §6.3) ---- */
+    {"sgl-kernel", QC_RECIPE_TOKEN,
+     "sgl-kernel sgl_per_token_quant_fp8 small-batch kernel, sm90 fast-math build: fmaxf amax, "
+     "s = amax/448, q = fmaxf(fminf(x*(1/s), 448), -448) -> __nv_fp8_e4m3 (satfinite); no zero guard, so "
+     "an all-zero row gives 0x7E bytes (B26); sgl-kernel/csrc/gemm/per_token_quant_fp8.cu",
+     "ptx", 0, NULL, {.elem = QC_E4M3FN, .div_mode = QC_DIV_FAST, .clamp = QC_CLAMP_FMINF}},
+    {"sgl-kernel-warp", QC_RECIPE_TOKEN,
+     "the warp kernel of the same op (num_tokens >= 2*SMs*8): as sgl-kernel, but scale 0 -> "
+     "scale_inv 0, so an all-zero row gives 0x00 (spec §6.3) [derived]",
+     "ptx", 0, NULL, {.elem = QC_E4M3FN, .div_mode = QC_DIV_FAST, .zero_guard = 1, .clamp = QC_CLAMP_FMINF}},
+    {"sgl-kernel-sm100", QC_RECIPE_TOKEN, "the small-batch kernel in the precise-math sm100 build",
+     "ptx", 0, NULL, {.elem = QC_E4M3FN, .clamp = QC_CLAMP_FMINF}},
+    {"sglang-native", QC_RECIPE_TOKEN,
+     "sglang HIP fallback per-token (fp8_kernel.py _native_dynamic_per_token_quant_fp8): as the "
+     "per-tensor fallback, per row",
+     "torch", 0, NULL,
+     {.elem = QC_E4M3FN, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-12f,
+      .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_TORCH}},
+
+    /* ---- token_group (spec §6.2, §13, B12) ---- */
+    {"triton-row", QC_RECIPE_TOKEN_GROUP,
+     "sglang Triton _per_token_group_quant_8bit (fp8_kernel.py): amax = max(tl.max|x|, 1e-10) (NaN "
+     "ignored, §13), s = amax / 448 and 1.0 / s as Triton emits them (div.full.f32 = a * rcp.approx(b), "
+     "measured), q = tl.clamp(x * (1/s)) (NaN -> -448, §13) -> float8e4nv (satfinite); ue8m0: "
+     "exp2(ceil(log2(s)))",
+     "ptx", 0, NULL,
+     {.elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, .div_mode = QC_DIV_FULL,
+      .pow2 = QC_POW2_LOG2_CEIL, .clamp = QC_CLAMP_TRITON}},
+    {"triton-col", QC_RECIPE_TOKEN_GROUP,
+     "sglang Triton _per_token_group_quant_8bit_colmajor: as triton-row with q = x / s (division)",
+     "ptx", 0, NULL,
+     {.elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, .div_mode = QC_DIV_FULL,
+      .pow2 = QC_POW2_LOG2_CEIL, .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_TRITON}},
+    {"sgl-kernel", QC_RECIPE_TOKEN_GROUP,
+     "sgl-kernel per_token_group_quant_8bit, sm90 fast-math build: fmaxf amax floored at 1e-10, stored "
+     "s = amax * (1/448), q = x * (448/amax) -> __nv_cvt_float2_to_fp8x2 satfinite, no clamp; ue8m0: "
+     "E = fast_log2_ceil (ceil on the bits), scale (E+127)<<23, q = x * 2^-E; "
+     "sgl-kernel/csrc/gemm/per_token_group_quant_8bit.cu",
+     "ptx", 0, NULL,
+     {.elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, .scale_op = QC_SCALE_MUL_RCP,
+      .div_mode = QC_DIV_FAST, .pow2 = QC_POW2_E8M0, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_SHIFT),
+      .elem_op = QC_ELEM_MUL_MAX_AMAX}},
+    {"sgl-kernel-sm100", QC_RECIPE_TOKEN_GROUP, "the same kernel in the precise-math sm100 build",
+     "ptx", 0, NULL,
+     {.elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, .scale_op = QC_SCALE_MUL_RCP,
+      .pow2 = QC_POW2_E8M0, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_SHIFT),
+      .elem_op = QC_ELEM_MUL_MAX_AMAX}},
+    {"deepgemm-ref", QC_RECIPE_TOKEN_GROUP,
+     "DeepGEMM deep_gemm/utils/math.py per_token_cast_to_fp8 (torch on the GPU): amax.clamp(1e-4) (NaN "
+     "propagates), s = amax / 448 (t * fl32(1/448), §13), q = x * (1/s) -> torch e4m3fn; ue8m0: "
+     "ceil_to_ue8m0 (exponent clamped to [1, 254])",
+     "torch", 0, NULL,
+     {.elem = QC_E4M3FN, .group = 128, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-4f,
+      .scale_op = QC_SCALE_MUL_RCP, .pow2 = QC_POW2_E8M0,
+      .pow2_policy = POW2(QC_E8M0_DEEPGEMM, QC_E8M0_DEC_EXP2)}},
+    {"vllm-cpp", QC_RECIPE_TOKEN_GROUP,
+     "vLLM C++ per_token_group_quant (vllm-project/vllm#53339 / PR #53346): y_s = amax / 448, eps on "
+     "the scale: fmaxf(y_s, 1e-10) (all-zero group under ue8m0 -> 2^-33, B12), ue8m0: "
+     "exp2f(ceilf(log2f(.))), q = x / y_s clamped by fminf/fmaxf -> satfinite [derived]",
+     "ptx", 0, NULL,
+     {.elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_SCALE, .eps = 1e-10f, .pow2 = QC_POW2_LOG2_CEIL,
+      .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_FMINF}},
+
+    /* ---- block 128x128 (spec §6.4, §8.3) ---- */
+    {"deepgemm-ref", QC_RECIPE_BLOCK,
+     "DeepGEMM per_block_cast_to_fp8 (sglang copy): zero-pad to 128x128 tiles, amax.clamp(1e-4), "
+     "s = amax / 448 (torch on the GPU), q = x * (1/s) -> torch e4m3fn; weight_scale_inv = s is the "
+     "dequant multiplier; ue8m0: ceil_to_ue8m0",
+     "torch", 0, NULL,
+     {.elem = QC_E4M3FN, .block_r = 128, .block_c = 128, .amax_nan = QC_AMAX_NAN_PROPAGATE,
+      .eps_at = QC_EPS_AMAX, .eps = 1e-4f, .scale_op = QC_SCALE_MUL_RCP, .pow2 = QC_POW2_E8M0,
+      .pow2_policy = POW2(QC_E8M0_DEEPGEMM, QC_E8M0_DEC_EXP2)}},
+    {"sglang-native", QC_RECIPE_BLOCK,
+     "sglang's bf16 -> block-fp8 requant of convert_mxfp8_weight_to_block_fp8 (mxfp8_block_convert.py): "
+     "amax.clamp(1e-4), s = amax / 448, q = x / s (division) -> torch e4m3fn (§8.2)",
+     "torch", 0, NULL,
+     {.elem = QC_E4M3FN, .block_r = 128, .block_c = 128, .amax_nan = QC_AMAX_NAN_PROPAGATE,
+      .eps_at = QC_EPS_AMAX, .eps = 1e-4f, .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV}},
+
+    /* ---- mxfp8 (spec §5) ---- */
+    {"torchao-floor", QC_RECIPE_MXFP8, TORCHAO_SRC ", FLOOR, the default): E = floor(log2 amax) - emax, "
+     "x / 2^E, torch.clamp to the element max, torch cast", "torch", 0, NULL, {MX_TORCHAO(QC_E8M0_FLOOR, QC_E4M3FN)}},
+    {"torchao-ceil", QC_RECIPE_MXFP8, TORCHAO_SRC ", CEIL)", "torch", 0, NULL, {MX_TORCHAO(QC_E8M0_TORCHAO_CEIL, QC_E4M3FN)}},
+    {"torchao-even", QC_RECIPE_MXFP8, TORCHAO_SRC ", EVEN: mantissa rounded to mbits first)", "torch", 0, NULL,
+     {MX_TORCHAO(QC_E8M0_EVEN, QC_E4M3FN)}},
+    {"torchao-rceil", QC_RECIPE_MXFP8, TORCHAO_SRC ", RCEIL: ceil(amax * fl32(1/max)), _f32_to_e8m0_rceil)",
+     "torch", 0, NULL, {MX_RCEIL(QC_E4M3FN)}},
+    {"ocp", QC_RECIPE_MXFP8, OCP_SRC, "ml_dtypes", QC_MOD_SATFINITE | QC_MOD_TIES_AWAY, NULL, {MX_OCP(QC_E4M3FN)}},
+    {"flashinfer-cutedsl", QC_RECIPE_MXFP8,
+     "flashinfer mxfp8_quantize(backend='cute-dsl') (sglang's default): E = float_to_ue8m0_fast(amax * "
+     "fl32(1/448)), q = x * ue8m0_to_inv_scale_fast(E) (0 for E = 0 and 254), clamp +-448, "
+     "cvt.rn.satfinite; flashinfer/quantization/quantization_cute_dsl_utils.py [derived]",
+     "ptx", 0, NULL,
+     {.elem = QC_E4M3FN, .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, .mx_rule = QC_MX_CUTEDSL,
+      .scale_op = QC_SCALE_MUL_RCP, .mx_op = QC_MX_MUL, .mx_dec = QC_E8M0_DEC_CUTEDSL_INV, .clamp = QC_CLAMP_FMINF}},
+    {"flashinfer-fast", QC_RECIPE_MXFP8,
+     "flashinfer mxfp8_quantize(backend='cuda') = TRT-LLM cvt_warp_fp16_to_mxfp8 (fast math): SF = "
+     "cvt.rp.satfinite.ue8m0(vecMax * rcp.approx(448)), q = x * rcp.approx(float(SF)), fminf/fmaxf "
+     "clamp, cvt e4m3; byte 0 decodes to 2^-127, rcp.approx.ftz gives Inf -> 0*Inf -> +448 (B13, §5); "
+     "csrc/nv_internal/tensorrt_llm/kernels/quantization_utils.cuh",
+     "ptx", 0, NULL,
+     {.elem = QC_E4M3FN, .group = 32, .mx_rule = QC_MX_E8M0_OF_DESCALE, .scale_op = QC_SCALE_MUL_RCP,
+      .div_mode = QC_DIV_FAST, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_MUL_RCP,
+      .clamp = QC_CLAMP_FMINF}},
+    {"triton-kernels", QC_RECIPE_MXFP8,
+     "sglang mxfp8_group_quantize -> triton_kernels downcast_to_mxfp ROUND_UP: dequant = amax / 448 "
+     "(Triton div.full), E = (bits + 0x7FFFFF) & 0x7F800000, q = x * (1/dequant) (0 if dequant 0), "
+     "Triton cast (satfinite); _downcast_to_mxfp.py",
+     "ptx", 0, NULL,
+     {.elem = QC_E4M3FN, .group = 32, .mx_rule = QC_MX_E8M0_OF_DESCALE, .div_mode = QC_DIV_FULL,
+      .pow2_policy = POW2(QC_E8M0_TRITON_UP, QC_E8M0_DEC_SHIFT), .mx_op = QC_MX_MUL_RECIP_NZ,
+      .mx_dec = QC_E8M0_DEC_SHIFT, .dequant_e8m0 = QC_E8M0_DEC_SHIFT}},
+    {"sgl-kernel", QC_RECIPE_MXFP8,
+     "sglang DeepGEMM MXFP8 activation path: sglang_per_token_group_quant_fp8(x, 32, scale_ue8m0=True) "
+     "(sm90 fast math): amax floored at 1e-10, E = fast_log2_ceil(amax * (1/448)), q = x * 2^-E, "
+     "satfinite (fp8_utils.py _deepgemm_w8a8_mxfp8_linear_with_fallback)",
+     "ptx", 0, NULL,
+     {.elem = QC_E4M3FN, .group = 32, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, .mx_rule = QC_MX_E8M0_OF_DESCALE,
+      .scale_op = QC_SCALE_MUL_RCP, .div_mode = QC_DIV_FAST, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_TORCH),
+      .mx_op = QC_MX_DIV, .dequant_e8m0 = QC_E8M0_DEC_SHIFT}},
+    {"aiter", QC_RECIPE_MXFP8,
+     "aiter per_1x32 quant, MX_DEFAULT_ROUND_MODE RoundUp (aiter/utility/fp4_utils.py, aiter/ops/quant.py): "
+     "scale = ceil_pow2(amax / max) (NaN/Inf -> 0xFF), x / scale, hardware cast; fp8=e4m3fnuz uses max 240",
+     "ptx", 0, NULL,
+     {.elem = QC_E4M3FN, .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, .mx_rule = QC_MX_E8M0_OF_DESCALE,
+      .pow2_policy = POW2(QC_E8M0_RCEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV}},
+
+    /* ---- mxfp6 (spec §5) ---- */
+    {"torchao-floor", QC_RECIPE_MXFP6, TORCHAO_SRC ", FLOOR) with torchao's fp6 cast", "torch", 0, NULL,
+     {MX_TORCHAO(QC_E8M0_FLOOR, QC_E2M3)}},
+    {"torchao-ceil", QC_RECIPE_MXFP6, TORCHAO_SRC ", CEIL)", "torch", 0, NULL,
+     {MX_TORCHAO(QC_E8M0_TORCHAO_CEIL, QC_E2M3)}},
+    {"torchao-even", QC_RECIPE_MXFP6, TORCHAO_SRC ", EVEN)", "torch", 0, NULL,
+     {MX_TORCHAO(QC_E8M0_EVEN, QC_E2M3)}},
+    {"torchao-rceil", QC_RECIPE_MXFP6, TORCHAO_SRC ", RCEIL)", "torch", 0, NULL, {MX_RCEIL(QC_E2M3)}},
+    {"ocp", QC_RECIPE_MXFP6, OCP_SRC, "ml_dtypes", QC_MOD_SATFINITE | QC_MOD_TIES_AWAY, NULL,
+     {MX_OCP(QC_E2M3)}},
+
+    /* ---- mxfp4 (spec §5, §4.2 3'') ---- */
+    {"torchao-floor", QC_RECIPE_MXFP4, TORCHAO_SRC ", FLOOR) with torchao's _f32_to_floatx_unpacked",
+     "torch", 0, NULL, {MX_TORCHAO(QC_E8M0_FLOOR, QC_E2M1)}},
+    {"torchao-ceil", QC_RECIPE_MXFP4, TORCHAO_SRC ", CEIL)", "torch", 0, NULL,
+     {MX_TORCHAO(QC_E8M0_TORCHAO_CEIL, QC_E2M1)}},
+    {"torchao-even", QC_RECIPE_MXFP4, TORCHAO_SRC ", EVEN)", "torch", 0, NULL,
+     {MX_TORCHAO(QC_E8M0_EVEN, QC_E2M1)}},
+    {"torchao-rceil", QC_RECIPE_MXFP4, TORCHAO_SRC ", RCEIL)", "torch", 0, NULL, {MX_RCEIL(QC_E2M1)}},
+    {"ocp", QC_RECIPE_MXFP4, OCP_SRC, "ml_dtypes", QC_MOD_SATFINITE | QC_MOD_TIES_AWAY, NULL,
+     {MX_OCP(QC_E2M1)}},
+    {"flashinfer-fast", QC_RECIPE_MXFP4,
+     "TRT-LLM cvt_warp_fp16_to_fp4 UE8M0 branch (flashinfer fp4_quantize sf_use_ue8m0, fast math): "
+     "vecMax * rcp.approx(6), cvt.rp.satfinite.ue8m0, outputScale = vecMax != 0 ? exp2f_rcp(E) : 0 "
+     "(exp2f_rcp(0) = 1), cvt.rn.satfinite.e2m1x2 (spec §4.2 3'')",
+     "ptx", 0, NULL,
+     {.elem = QC_E2M1, .group = 32, .mx_rule = QC_MX_E8M0_OF_DESCALE, .scale_op = QC_SCALE_MUL_RCP,
+      .div_mode = QC_DIV_FAST, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_MUL,
+      .mx_dec = QC_E8M0_DEC_TRTLLM_RCP, .mx_zero_guard = 1}},
+    {"triton-kernels", QC_RECIPE_MXFP4,
+     "triton_kernels downcast_to_mxfp ROUND_UP with FP4 output (_downcast_to_mxfp.py), as for mxfp8",
+     "ptx", 0, NULL,
+     {.elem = QC_E2M1, .group = 32, .mx_rule = QC_MX_E8M0_OF_DESCALE, .div_mode = QC_DIV_FULL,
+      .pow2_policy = POW2(QC_E8M0_TRITON_UP, QC_E8M0_DEC_SHIFT), .mx_op = QC_MX_MUL_RECIP_NZ,
+      .mx_dec = QC_E8M0_DEC_SHIFT, .dequant_e8m0 = QC_E8M0_DEC_SHIFT}},
+    {"aiter", QC_RECIPE_MXFP4, "aiter per_1x32 fp4 quant, RoundUp: ceil_pow2(amax / 6), x / scale "
+     "(aiter/utility/fp4_utils.py)", "ptx", 0, NULL,
+     {.elem = QC_E2M1, .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, .mx_rule = QC_MX_E8M0_OF_DESCALE,
+      .pow2_policy = POW2(QC_E8M0_RCEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV}},
+    {"modelopt", QC_RECIPE_MXFP4,
+     "sglang MXFP4QuantizeUtil (modelopt MXFP4, mxfp4_tensor.py): e = ceil(max(log2(amax / 6), -127)) in "
+     "float, x / 2^e, 'count the bounds strictly exceeded' (ties toward zero, NaN -> 0), +0 -> 0x8; "
+     "dequant exp2(E - 127)",
+     "ptx", QC_MOD_TIES_ZERO | QC_MOD_NONAN_ZERO | QC_MOD_ZERO_MODELOPT, NULL,
+     {.elem = QC_E2M1, .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, .mx_rule = QC_MX_E8M0_OF_DESCALE,
+      .pow2_policy = POW2(QC_E8M0_LOG2_CEIL, QC_E8M0_DEC_EXP2), .mx_op = QC_MX_DIV,
+      .dequant_e8m0 = QC_E8M0_DEC_EXP2}},
+
+    /* ---- nvfp4 (spec §4) ---- */
+    {"flashinfer-fast", QC_RECIPE_NVFP4,
+     "flashinfer fp4_quantize / nvfp4_quantize = TRT-LLM cvt_warp_fp16_to_fp4 default path: SFValue = "
+     "gs * (vecMax * rcp.approx(6)), e4m3 satfinite, outputScale = vecMax != 0 ? rcp.approx(SFdec * "
+     "rcp.approx(gs)) : 0, cvt.rn.satfinite.e2m1x2; gs = 2688 / amax (0 -> FLT_MAX); quantization_utils.cuh",
+     "ptx", 0, "ptx", {.elem = QC_E2M1, .group = 16}},
+    {"sgl-kernel", QC_RECIPE_NVFP4,
+     "sgl-kernel / vLLM scaled_fp4_quant copy of cvt_warp_fp16_to_fp4: as flashinfer-fast, but the zero "
+     "test is SFValue != 0 on the decoded scale, so e4m3-underflow blocks write zeros (spec §4.2)",
+     "ptx", 0, "ptx", {.elem = QC_E2M1, .group = 16, .nv_zero = QC_ZERO_SFVALUE}},
+    {"flashinfer-te", QC_RECIPE_NVFP4,
+     "TRT-LLM DISABLE_FP4_QUANT_FAST_MATH ('Match TE') / flashinfer ref_fp4_quant_te: SFValue = vecMax * "
+     "(gs * (1/6)), outputScale = min(1 / (SFdec * (1/gs)), FLT_MAX) with IEEE division; TE global scale",
+     "ptx", 0, "ptx", {.elem = QC_E2M1, .group = 16, .nv_order = QC_NVFP4_TE, .nv_gscale = QC_GSCALE_TE}},
+    {"torchao", QC_RECIPE_NVFP4,
+     "torchao nvfp4_quantize (prototype/mx_formats/nvfp4_tensor.py): per_tensor_scale = amax / 2688, "
+     "block_scale = amax_b / 6 / per_tensor_scale clamped to [2^-6, 448] -> e4m3 (never subnormal, zero "
+     "blocks get 2^-6), q = clamp(x * ((1/per_tensor_scale) / sf), +-6) -> torchao fp4 cast",
+     "torch", 0, "torch",
+     {.elem = QC_E2M1, .group = 16, .amax_nan = QC_AMAX_NAN_PROPAGATE, .nv_order = QC_NVFP4_TORCHAO,
+      .nv_gscale = QC_GSCALE_TORCHAO, .clamp = QC_CLAMP_TORCH, .clamp_max = 6.0f}},
+};
+
+int qc_recipe_profile_count(void) { return (int)(sizeof recipe_profiles / sizeof recipe_profiles[0]); }
+
+const qc_recipe_profile *qc_recipe_profile_at(int i)
+{
+    return i >= 0 && i < qc_recipe_profile_count() ? &recipe_profiles[i] : NULL;
+}
+
+const qc_recipe_profile *qc_recipe_profile_find(const char *name, qc_recipe r)
+{
+    for (int i = 0; i < qc_recipe_profile_count(); i++)
+        if (recipe_profiles[i].recipe == r && strcmp(recipe_profiles[i].name, name) == 0)
+            return &recipe_profiles[i];
+    return NULL;
+}
+
+/* The profile a recipe uses without --profile: the first row of the recipe. */
+const char *qc_recipe_default_profile(qc_recipe r)
+{
+    for (int i = 0; i < qc_recipe_profile_count(); i++)
+        if (recipe_profiles[i].recipe == r)
+            return recipe_profiles[i].name;
+    return NULL;
+}
+
+static float format_max(qc_format f)
+{
+    return qcref_minifloat_decode(qcref_minifloat(f), qcref_max_magnitude(qcref_minifloat(f)));
+}
+
+/* emax_elem: the exponent of the largest power of two <= max normal (spec §2.2). */
+static int format_emax(qc_format f) { return (int)((qc_f32_bits(format_max(f)) >> 23) & 0xFF) - 127; }
+
+static qc_cast_policy modded(qc_cast_policy c, unsigned mods)
+{
+    if (mods & QC_MOD_SATFINITE)
+        c.overflow = QC_OVERFLOW_SATFINITE;
+    if (mods & QC_MOD_TIES_AWAY)
+        c.ties = QC_TIES_AWAY;
+    if (mods & QC_MOD_TIES_ZERO)
+        c.ties = QC_TIES_ZERO;
+    if (mods & QC_MOD_NONAN_ZERO)
+        c.nonan = QC_NONAN_ZERO;
+    if (mods & QC_MOD_ZERO_MODELOPT)
+        c.zero_sign = QC_ZERO_MODELOPT;
+    return c;
+}
+
+qc_recipe_policy qc_recipe_profile_policy(const qc_recipe_profile *p, int elem, int ue8m0)
+{
+    qc_recipe_policy r = p->policy;
+    if (elem >= 0)
+        r.elem = (qc_format)elem;
+    r.cast = modded(qc_cast_profile_policy(qc_cast_profile_find(p->cast), r.elem), p->cast_mods);
+    if (p->sf_cast)
+        r.sf_cast = qc_cast_profile_policy(qc_cast_profile_find(p->sf_cast), QC_E4M3FN);
+    if (r.elem_max == 0.0f)
+        r.elem_max = format_max(r.elem);
+    if (r.clamp_max == 0.0f)
+        r.clamp_max = r.elem_max;
+    if (r.pow2_policy.e8m0_emax < 0) /* FLOOR, CEIL, EVEN of torchao/OCP subtract the element's emax */
+        r.pow2_policy.e8m0_emax = r.mx_rule == QC_MX_E8M0_OF_AMAX ? format_emax(r.elem) : 0;
+    r.pow2_policy.e8m0_mbits = qcref_is_minifloat(r.elem) ? qcref_minifloat(r.elem).mbits : 3;
+    if (!ue8m0 && (p->recipe == QC_RECIPE_TOKEN_GROUP || p->recipe == QC_RECIPE_BLOCK))
+        r.pow2 = QC_POW2_NONE;
+    return r;
+}

@@ -5,6 +5,7 @@
 #define QCREF_PROFILES_H
 
 #include "formats/formats.h"
+#include "recipes/recipes.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,6 +37,37 @@ const qc_cast_profile *qc_cast_profile_find(const char *name); /* NULL when unkn
 
 /* The policy a profile applies to one format. */
 qc_cast_policy qc_cast_profile_policy(const qc_cast_profile *p, qc_format f);
+
+/* Recipe profiles (spec/cli.md "Recipe profiles"): one row per (name, recipe), so one name
+ * (sgl-kernel, torchao-floor, ...) can define several recipes; a recipe accepts the names that
+ * have a row for it. The row's element cast is a cast profile of the table above plus changes. */
+enum {
+    QC_MOD_SATFINITE = 1,    /* the cast saturates (torchao clamps, OCP saturate_normals) */
+    QC_MOD_TIES_AWAY = 2,    /* microxcaling round "nearest" */
+    QC_MOD_TIES_ZERO = 4,    /* modelopt / DeepGEMM FP4 tables */
+    QC_MOD_NONAN_ZERO = 8,   /* modelopt: NaN counts no boundary -> code 0 */
+    QC_MOD_ZERO_MODELOPT = 16 /* modelopt: +0 gets the sign bit */
+};
+
+typedef struct qc_recipe_profile {
+    const char *name;
+    qc_recipe recipe;
+    const char *reproduces;
+    const char *cast;    /* cast profile of the element cast */
+    unsigned cast_mods;  /* QC_MOD_* */
+    const char *sf_cast; /* nvfp4: cast profile of the e4m3 block scale */
+    /* elem_max 0: the element format's largest finite value; clamp_max 0: elem_max;
+     * pow2_policy.e8m0_emax -1: the element's emax; pow2: the rule of ue8m0=1 (tiled recipes) */
+    qc_recipe_policy policy;
+} qc_recipe_profile;
+
+int qc_recipe_profile_count(void);
+const qc_recipe_profile *qc_recipe_profile_at(int i);
+const qc_recipe_profile *qc_recipe_profile_find(const char *name, qc_recipe r); /* NULL when none */
+const char *qc_recipe_default_profile(qc_recipe r);
+
+/* The full policy of a row for element format elem (-1: the row's) and the ue8m0 switch. */
+qc_recipe_policy qc_recipe_profile_policy(const qc_recipe_profile *p, int elem, int ue8m0);
 
 #ifdef __cplusplus
 }

@@ -146,10 +146,15 @@ MUTANT("e5m2-no-satfinite", "cast", e5m2_no_satfinite, "E5M2 overflow to Inf und
 MUTANT("e2m1-nan-as-zero", "cast", e2m1_nan_zero, "NaN into E2M1 written as 0 (formats.md §3.2)")
 MUTANT("bf16-truncates", "cast", bf16_truncates, "fp32 -> bf16 by dropping the low half (round toward zero)")
 
+extern const qc_backend qc_mutant_sf_unpadded_rows, qc_mutant_sf_unpadded_stride, qc_mutant_sf_column_major;
+extern const qc_backend qc_mutant_clamp_nan, qc_mutant_zero_block_nan;
+
 const qc_backend *const qc_mutant_backends[] = {
     &mutant_e2m1_ties_away,   &mutant_e8m0_byte0_zero,     &mutant_e8m0_ceil_log2,
     &mutant_e8m0_wrong_rounding, &mutant_nibble_swap,      &mutant_e4m3_overflow_off_by_one,
     &mutant_fnuz_keeps_negzero, &mutant_fnuz_nan_as_negzero, &mutant_nan_sign_dropped,
     &mutant_e5m2_no_satfinite, &mutant_e2m1_nan_zero,     &mutant_bf16_truncates,
+    &qc_mutant_sf_unpadded_rows, &qc_mutant_sf_unpadded_stride, &qc_mutant_sf_column_major,
+    &qc_mutant_clamp_nan,        &qc_mutant_zero_block_nan,
 };
 const int qc_mutant_backend_count = (int)(sizeof qc_mutant_backends / sizeof qc_mutant_backends[0]);

@@ -1,0 +1,177 @@
+/* cmd_quant.c: `qcheck quant` and `qcheck dequant` (spec/cli.md "Tool commands"): a recipe and a
+ * recipe profile over a raw row-major [M, K] tensor. Files: PREFIX.q (one byte per fp8/fp6 code,
+ * FP4 two per byte with the even element in the low nibble), PREFIX.scale (fp32 scales for
+ * tensor/token/token_group/block in the scale_layout, e8m0 bytes for mx*, e4m3 bytes for nvfp4),
+ * PREFIX.gscale (nvfp4: one fp32, the global dequant scale). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quant_job.h"
+
+static void quant_help(const char *cmd)
+{
+    printf("usage: qcheck %s --recipe RECIPE [--profile P] --shape MxK [--param k=v ...] %s\n"
+           "Recipes and params (defaults in brackets; spec/cli.md):\n"
+           "  tensor       fp8 [e4m3fn] (e4m3fnuz, e5m2), fp8_max [finfo max], static_scale (fp32 dequant scale)\n"
+           "  token        fp8, fp8_max\n"
+           "  token_group  group [128], fp8 (or e2m1), fp8_max, eps [profile's], ue8m0 [0],\n"
+           "               scale_layout [row] (row, col, col_tma, packed_ue8m0)\n"
+           "  block        block [128x128], fp8, ue8m0 [0]\n"
+           "  mxfp8        elem [e4m3fn] (or e5m2), block [32]\n"
+           "  mxfp6        elem [e2m3] (or e3m2), block [32]\n"
+           "  mxfp4        block [32]\n"
+           "  nvfp4        block [16], gscale_encode or gscale_decode (absent: from the tensor amax), sf [e4m3]\n"
+           "  --in-dtype f32|bf16|f16   quant input element type [f32]\n"
+           "Profiles per recipe: qcheck list profiles. Exit 2 when the shape breaks the recipe's rule.\n",
+           cmd, strcmp(cmd, "quant") == 0 ? "IN OUT_PREFIX" : "IN_PREFIX OUT");
+}
+
+static char *path_with(const char *prefix, const char *ext)
+{
+    size_t n = strlen(prefix) + strlen(ext) + 1;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s%s", prefix, ext);
+    return p;
+}
+
+static int write_with(const char *cmd, const char *prefix, const char *ext, const void *data, size_t size)
+{
+    char *p = path_with(prefix, ext);
+    int rc = p ? qc_write_file(cmd, p, data, size) : QC_EXIT_USAGE;
+    free(p);
+    return rc;
+}
+
+static int read_with(const char *cmd, const char *prefix, const char *ext, size_t want, uint8_t **data)
+{
+    char *p = path_with(prefix, ext);
+    size_t size;
+    int rc = p ? qc_read_file(cmd, p, data, &size) : QC_EXIT_USAGE;
+    if (!rc && size != want) {
+        qc_error(cmd, "'%s' has %zu bytes, the shape and recipe need %zu", p, size, want);
+        free(*data);
+        rc = QC_EXIT_USAGE;
+    }
+    free(p);
+    return rc;
+}
+
+static int write_outputs(const char *cmd, const qc_quant_job *j, qc_quantized *qz, const char *prefix)
+{
+    size_t qbytes, sbytes;
+    uint8_t *scale;
+    if (qc_quant_job_serialize(j, qz, &qbytes, &scale, &sbytes))
+        return QC_EXIT_USAGE;
+    int rc = write_with(cmd, prefix, ".q", qz->q, qbytes);
+    if (!rc)
+        rc = write_with(cmd, prefix, ".scale", scale, sbytes);
+    if (!rc && j->recipe == QC_RECIPE_NVFP4)
+        rc = write_with(cmd, prefix, ".gscale", &qz->gscale, 4);
+    free(scale);
+    return rc;
+}
+
+static float load_input(const uint8_t *p, qc_format f)
+{
+    if (f == QC_F32) {
+        float v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    qc_cast_policy c = qcref_default_policy();
+    return qcref_decode(f, (uint32_t)p[0] | (uint32_t)p[1] << 8, &c);
+}
+
+int cmd_quant(int argc, char **argv)
+{
+    qc_args a;
+    qc_quant_job j;
+    if (qc_parse_args(&a, "quant", argc, argv, NULL))
+        return QC_EXIT_USAGE;
+    if (a.help) {
+        quant_help("quant");
+        return QC_EXIT_OK;
+    }
+    if (qc_quant_job_setup(&a, &j))
+        return QC_EXIT_USAGE;
+    if (a.npos != 2) {
+        qc_error(a.cmd, "expected two file arguments, got %d", a.npos);
+        return QC_EXIT_USAGE;
+    }
+    uint8_t *in;
+    size_t size, n = j.rows * j.cols, w = j.in_dtype == QC_F32 ? 4 : 2;
+    if (qc_read_file(a.cmd, a.pos[0], &in, &size))
+        return QC_EXIT_USAGE;
+    if (size != n * w) {
+        qc_error(a.cmd, "input '%s' has %zu bytes, shape %zux%zu of %s needs %zu", a.pos[0], size, j.rows, j.cols,
+                 qc_format_name(j.in_dtype), n * w);
+        free(in);
+        return QC_EXIT_USAGE;
+    }
+    float *x = malloc(4 * n + 4);
+    qc_quantized qz;
+    int rc = QC_EXIT_USAGE;
+    if (x && qc_quant_job_alloc(&j, &qz) == 0) {
+        for (size_t i = 0; i < n; i++)
+            x[i] = load_input(in + i * w, j.in_dtype);
+        qcref_quant(j.recipe, &j.policy, x, j.rows, j.cols, j.has_static ? &j.static_scale : NULL,
+                    j.has_gscale ? &j.gscale_encode : NULL, &qz);
+        rc = write_outputs(a.cmd, &j, &qz, a.pos[1]);
+        qc_quant_job_free(&qz);
+    }
+    free(in), free(x);
+    return rc;
+}
+
+static int read_inputs(const char *cmd, const qc_quant_job *j, const char *prefix, qc_quantized *qz)
+{
+    size_t n = j->rows * j->cols, qbytes = qc_quant_job_fp4(j) ? (n + 1) / 2 : n;
+    uint8_t *q, *s, *g = NULL;
+    if (read_with(cmd, prefix, ".q", qbytes, &q))
+        return QC_EXIT_USAGE;
+    if (read_with(cmd, prefix, ".scale", qc_quant_job_scale_bytes(j, qz->nscales), &s)) {
+        free(q);
+        return QC_EXIT_USAGE;
+    }
+    if (j->recipe == QC_RECIPE_NVFP4 && read_with(cmd, prefix, ".gscale", 4, &g)) {
+        free(q), free(s);
+        return QC_EXIT_USAGE;
+    }
+    qc_quant_job_deserialize(j, q, s, g, qz);
+    free(q), free(s), free(g);
+    return QC_EXIT_OK;
+}
+
+int cmd_dequant(int argc, char **argv)
+{
+    qc_args a;
+    qc_quant_job j;
+    if (qc_parse_args(&a, "dequant", argc, argv, NULL))
+        return QC_EXIT_USAGE;
+    if (a.help) {
+        quant_help("dequant");
+        return QC_EXIT_OK;
+    }
+    if (qc_quant_job_setup(&a, &j))
+        return QC_EXIT_USAGE;
+    if (a.npos != 2) {
+        qc_error(a.cmd, "expected two file arguments, got %d", a.npos);
+        return QC_EXIT_USAGE;
+    }
+    size_t n = j.rows * j.cols;
+    qc_quantized qz;
+    float *y = malloc(4 * n + 4);
+    int rc = QC_EXIT_USAGE;
+    if (y && qc_quant_job_alloc(&j, &qz) == 0) {
+        rc = read_inputs(a.cmd, &j, a.pos[0], &qz);
+        if (!rc) {
+            qcref_dequant(j.recipe, &j.policy, &qz, y);
+            rc = qc_write_file(a.cmd, a.pos[1], y, 4 * n);
+        }
+        qc_quant_job_free(&qz);
+    }
+    free(y);
+    return rc;
+}

@@ -1,0 +1,100 @@
+/* scale.c: the per-group steps every scaled-fp8 recipe shares (spec/formats.md §6.2-§6.4):
+ * amax, eps, the scale formula, its power-of-two rounding, the element op, the clamp, the cast.
+ * Each step is one switch over the policy knob that real libraries disagree on. */
+#include <math.h>
+
+#include "recipes.h"
+
+float qcref_group_amax(const float *x, size_t n, size_t stride, qc_amax_nan rule)
+{
+    float m = 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        float a = fabsf(x[i * stride]);
+        if (a != a) {
+            if (rule == QC_AMAX_NAN_PROPAGATE)
+                return a; /* torch amax: NaN wins */
+            continue;     /* fmaxf(m, NaN) = m */
+        }
+        m = a > m ? a : m;
+    }
+    return m;
+}
+
+/* max(amax, eps) as torch.clamp(min=eps) does it: a NaN amax stays NaN. */
+static float floor_eps(float v, float eps) { return v < eps ? eps : v; }
+
+static float amax_used(float amax, const qc_recipe_policy *p)
+{
+    return p->eps_at == QC_EPS_AMAX ? floor_eps(amax, p->eps) : amax;
+}
+
+static int fast(const qc_recipe_policy *p) { return p->div_mode == QC_DIV_FAST; }
+
+static float pow2_round(float s, const qc_recipe_policy *p)
+{
+    switch (p->pow2) {
+    case QC_POW2_E8M0: /* DeepGEMM ceil_to_ue8m0, sgl-kernel fast_log2_ceil + fast_pow2 (§2.2) */
+        return qcref_e8m0_decode(qcref_e8m0_encode(s, &p->pow2_policy), p->pow2_policy.e8m0_decoder);
+    case QC_POW2_LOG2_CEIL: /* exp2(ceil(log2(s))) in float (sglang Triton, vLLM C++) */
+        return exp2f(ceilf(log2f(s)));
+    default:
+        return s;
+    }
+}
+
+float qcref_scale_from_amax(float amax, const qc_recipe_policy *p)
+{
+    float a = amax_used(amax, p), s;
+    switch (p->scale_op) {
+    case QC_SCALE_MUL_RCP: /* amax * fl32(1/max): sgl-kernel CUDA, torch on CUDA for t / c (§13) */
+        s = qcref_mul(a, qcref_recip(p->elem_max, p->div_mode), fast(p));
+        break;
+    case QC_SCALE_RCP_OF_MULT: /* sglang input_to_float8: scale = max/amax, returns its reciprocal */
+        s = qcref_recip(qcref_div(p->elem_max, a, p->div_mode), p->div_mode);
+        break;
+    default:
+        s = qcref_div(a, p->elem_max, p->div_mode);
+        break;
+    }
+    if (p->eps_at == QC_EPS_SCALE) /* vLLM C++: fmaxf(y_s, eps), NaN -> eps as fmaxf does */
+        s = fmaxf(s, p->eps);
+    return pow2_round(s, p);
+}
+
+float qcref_recipe_clamp(float v, const qc_recipe_policy *p)
+{
+    float m = p->clamp_max;
+    switch (p->clamp) {
+    case QC_CLAMP_TORCH: /* torch.clamp: NaN propagates */
+        return v != v ? v : v > m ? m : v < -m ? -m : v;
+    case QC_CLAMP_FMINF: /* fmaxf(fminf(v, max), -max): NaN -> +max (B20, B26) */
+        return fmaxf(fminf(v, m), -m);
+    case QC_CLAMP_TRITON: /* minimum(maximum(v, -max), max) with fmaxf semantics: NaN -> -max (§13) */
+        return fminf(fmaxf(v, -m), m);
+    default:
+        return v;
+    }
+}
+
+/* The element multiplier or divisor; amax is the group's raw amax (eps applied here). */
+static float scaled(float x, float s, float amax, const qc_recipe_policy *p)
+{
+    qc_elem_op op = p->elem_op;
+    if (op == QC_ELEM_MUL_MAX_AMAX && p->pow2 != QC_POW2_NONE)
+        op = QC_ELEM_MUL_RCP; /* sgl-kernel ue8m0: y_scale = fast_pow2(-exp), exactly 1/s */
+    switch (op) {
+    case QC_ELEM_DIV:
+        return qcref_div(x, s, p->div_mode);
+    case QC_ELEM_MUL_MAX_AMAX: /* sgl-kernel: y_scale = fp8_max / amax; input_to_float8: fp_max / amax */
+        return qcref_mul(x, qcref_div(p->elem_max, amax_used(amax, p), p->div_mode), fast(p));
+    default: {
+        float r = (p->zero_guard && s == 0.0f) ? 0.0f : qcref_recip(s, p->div_mode);
+        return qcref_mul(x, r, fast(p));
+    }
+    }
+}
+
+uint8_t qcref_quant_elem(float x, float scale, float amax, const qc_recipe_policy *p)
+{
+    return (uint8_t)qcref_encode(p->elem, qcref_recipe_clamp(scaled(x, scale, amax, p), p), &p->cast);
+}
