@@ -93,13 +93,14 @@ QC_HD uint8_t qcref_e8m0_encode(float x, const qc_cast_policy *p)
     case QC_E8M0_TRITON_DOWN:
         return (uint8_t)((bits & 0x7F800000u) >> 23);
     case QC_E8M0_LOG2_CEIL: {
-        /* exp2(ceil(log2(|x|))) in fp32 (sglang _per_token_group_quant_8bit, modelopt MXFP4): the
-         * float log2 can round 2^k*(1+2^-23) to exactly k and so give floor instead of ceil
-         * (sglang #29954). log2(0) = -Inf clamps to byte 0; NaN stays NaN. */
+        /* exp2(ceil(log2(|x|))) in fp32 (sglang _per_token_group_quant_8bit, modelopt MXFP4), read
+         * as an e8m0 byte (its exponent field): below 2^-127 that is byte 0, above 2^127 exp2
+         * overflows to +Inf, whose field is 0xFF. The float log2 can round 2^k*(1+2^-23) to
+         * exactly k and so give floor instead of ceil (sglang #29954, spec B11). */
         if (is_nan)
             return E8M0_NAN;
         float l = ceilf(log2f(qc_f32_from_bits(abs_bits)));
-        return (uint8_t)(l < -127.0f ? 0 : l > 127.0f ? 254 : (uint32_t)((int)l + 127));
+        return (uint8_t)(l < -127.0f ? 0 : l > 127.0f ? E8M0_NAN : (uint32_t)((int)l + 127));
     }
     default:
         return E8M0_NAN;

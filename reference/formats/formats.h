@@ -66,7 +66,8 @@ typedef enum qc_nan_code {
     QC_NANCODE_PAYLOAD /* top payload bits truncated, forced nonzero: numpy float16 (npy_floatbits_to_halfbits) */
 } qc_nan_code;
 
-/* Rounding ties (spec §3.2); every library rounds to nearest, they differ only here. */
+/* Rounding ties (spec §3.2); every library rounds to nearest, they differ only here. The rule
+ * applies to every minifloat; profiles pin bf16/f16 to even, an explicit policy may override. */
 typedef enum qc_ties {
     QC_TIES_EVEN, /* IEEE RNE: PTX, torch, ml_dtypes, torchao, triton_kernels */
     QC_TIES_ZERO, /* "count boundaries strictly exceeded": DeepGEMM and modelopt FP4 references */
@@ -81,7 +82,8 @@ typedef enum qc_nonan {
     QC_NONAN_ZERO      /* code 0: DeepGEMM and modelopt references */
 } qc_nonan;
 
-/* The sign of a result that rounds to zero (fnuz formats have no -0 and always drop it). */
+/* The sign of a result that rounds to zero, for every minifloat (fnuz formats have no -0 and
+ * always drop it; the profiles set it only for fp4/fp6, where libraries disagree). */
 typedef enum qc_zero_sign {
     QC_ZERO_KEEP,    /* -0 and negative underflow give the -0 code */
     QC_ZERO_DROP,    /* sign bit only on nonzero codes: DeepGEMM FP4 reference */
@@ -152,7 +154,8 @@ QC_HD float qcref_decode(qc_format f, uint32_t code, const qc_cast_policy *p);
 
 /* FP4 packing (fp4.c, spec §3.3): element 2i in the low nibble, 2i+1 in the high nibble; with
  * swap set the other way round (checkpoints written with the opposite order, sglang PR #23625).
- * n codes -> (n + 1) / 2 bytes; an odd tail leaves the high nibble zero. */
+ * n codes -> (n + 1) / 2 bytes; an odd tail leaves the other nibble of the last byte zero (the
+ * high one, or with swap the low one). */
 void qcref_fp4_pack(const uint8_t *codes, size_t n, int swap, uint8_t *packed);
 void qcref_fp4_unpack(const uint8_t *packed, size_t n, int swap, uint8_t *codes);
 

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Compiles the device build of the reference codecs (reference/formats/device.cu, the same source
+# nvcc builds for sm_90) with hipcc for AMD GPUs: gfx90a (MI200) and gfx940 (MI300), or the
+# architectures in HIP_ARCHS. It checks that the codecs are valid HIP device code; nothing runs.
+# Without hipcc (Debian package `hipcc`, or /opt/rocm/bin/hipcc; QC_WITH_HIP=1 ci/deps.sh installs
+# it) it says so and exits 0. Objects go to $BUILD_DIR/hip (default build/hip).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+HIPCC=${HIPCC:-}
+if [ -z "$HIPCC" ]; then
+  HIPCC=$(command -v hipcc || true)
+  [ -z "$HIPCC" ] && [ -x /opt/rocm/bin/hipcc ] && HIPCC=/opt/rocm/bin/hipcc
+fi
+if [ -z "$HIPCC" ]; then
+  echo "hipcc not found: HIP build skipped"
+  exit 0
+fi
+
+out=${BUILD_DIR:-build}/hip
+mkdir -p "$out"
+# -x hip: the source keeps its .cu name; -ffp-contract=off as for libqcref (no fused multiply-add).
+for arch in ${HIP_ARCHS:-gfx90a gfx940}; do
+  obj="$out/device_$arch.o"
+  "$HIPCC" -x hip --offload-arch="$arch" -std=c++17 -O2 -ffp-contract=off -Wall -Wextra -Werror \
+    -Ireference -c reference/formats/device.cu -o "$obj"
+  # The offload bundle names its target; a compiler that silently dropped the arch fails here.
+  if ! grep -aq "amdgcn-amd-amdhsa--$arch" "$obj"; then
+    echo "ci/build-hip.sh: $obj holds no device code for $arch" >&2
+    exit 1
+  fi
+  echo "hip: reference/formats/device.cu -> $obj ($arch)"
+done
