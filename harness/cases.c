@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare.h"
 #include "registry.h"
 
 static const char *const tier_names[] = {"quick", "full", "bringup"};
@@ -212,9 +213,27 @@ static int parse_compare(ctx *x, const cJSON *v, qc_compare_spec *cmp)
         str_field(x, v, "block", cmp->block, sizeof cmp->block, 0, key) ||
         str_field(x, v, "midpoint_input", cmp->midpoint_input, sizeof cmp->midpoint_input, 0, key))
         return 2;
-    if (strcmp(cmp->rule, "bitexact") != 0)
-        return bad(x, key, "unknown rule (known: bitexact)", cmp->rule);
+    if (strcmp(cmp->rule, "bitexact") && strcmp(cmp->rule, "budget") && strcmp(cmp->rule, "bound"))
+        return bad(x, key, "unknown rule (known: bitexact, budget, bound)", cmp->rule);
     cmp->degenerate_ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "degenerate_ok"));
+    cmp->budget_class = -1;
+    if (strcmp(cmp->rule, "budget") == 0) {
+        char cls[32] = "", frac[32] = "";
+        if (str_field(x, v, "class", cls, sizeof cls, 1, key) || str_field(x, v, "budget", frac, sizeof frac, 1, key) ||
+            str_field(x, v, "coupled_to", cmp->coupled_to, sizeof cmp->coupled_to, 0, key))
+            return 2;
+        for (int i = 0; i < QC_MM_COUNT; i++)
+            if (!strcmp(cls, qc_mismatch_class_name((qc_mismatch_class)i)))
+                cmp->budget_class = i;
+        char *end;
+        cmp->budget = strtod(frac, &end);
+        if (cmp->budget_class < 0 && strcmp(cls, "scale_coupled"))
+            return bad(x, key, "unknown budget class (known: tie_flip one_ulp nan_policy zero_sign wrong_block padding other)", cls);
+        if (*end || cmp->budget < 0 || cmp->budget > 1)
+            return bad(x, key, "budget must be a fraction in [0, 1]", frac);
+        if (cmp->coupled_to[0] && !cmp->block[0])
+            return bad(x, key, "coupled_to needs \"block\": the block length that one scale covers", NULL);
+    }
     return 0;
 }
 

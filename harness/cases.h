@@ -26,11 +26,16 @@ typedef struct qc_sweep {
 
 typedef struct qc_compare_spec {
     char output[QC_NAME_LEN];
-    char rule[16];            /* bitexact (the only rule so far for codecs, scales and layouts) */
+    char rule[16];            /* bitexact | budget | bound (docs/cases.md "compare") */
     char why[256];            /* the written justification of the rule */
     char block[64];           /* expression: block length along the last dim, for coordinates */
     char midpoint_input[QC_NAME_LEN]; /* input whose value decides "tie flip" (cast: x) */
     int degenerate_ok;        /* a constant expected output is what this case means to test */
+    /* budget: differences of one class allowed up to a documented fraction of the elements */
+    int budget_class;         /* qc_mismatch_class, -1 when none */
+    double budget;            /* the fraction of elements allowed in budget_class */
+    char coupled_to[QC_NAME_LEN]; /* budget on an element output: its blocks' scale output; elements of
+                                     a block whose scale used the budget are "scale_coupled", allowed */
 } qc_compare_spec;
 
 /* An expected-value table: independent oracle vectors (cases/cast_edges.tsv). */

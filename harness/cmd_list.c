@@ -42,6 +42,17 @@ static void list_ops(void)
         printf("%-12s %s\n", qc_op_at(i)->name, qc_op_at(i)->doc);
 }
 
+#include "layouts/layouts.h"
+
+static void list_layouts(void)
+{
+    for (int i = 0; i < qcref_layout_count(); i++) {
+        const qc_layout_desc *d = qcref_layout_at(i);
+        printf("%-28s %s\n", d->name, d->summary);
+    }
+    printf("(qcheck layout list: parameters, shapes, padding rule and source of each)\n");
+}
+
 static void list_backends(void)
 {
     for (int i = 0; i < qc_backend_count(); i++) {
@@ -123,7 +134,7 @@ int cmd_list(int argc, char **argv)
     if (qc_parse_args(&a, "list", argc, argv, NULL) || qc_check_all_used(&a))
         return QC_EXIT_USAGE;
     if (a.help) {
-        printf("usage: qcheck list [cases|ops|backends|profiles|formats|e8m0]   (no argument: all)\n");
+        printf("usage: qcheck list [cases|ops|backends|profiles|layouts|formats|e8m0]   (no argument: all)\n");
         return QC_EXIT_OK;
     }
     const char *what = a.npos ? a.pos[0] : "all";
@@ -136,13 +147,15 @@ int cmd_list(int argc, char **argv)
         list_e8m0();
     if (all || strcmp(what, "ops") == 0)
         list_ops();
+    if (all || strcmp(what, "layouts") == 0)
+        list_layouts();
     if (all || strcmp(what, "backends") == 0)
         list_backends();
     if (all || strcmp(what, "cases") == 0)
         return list_cases();
     if (!all && strcmp(what, "formats") && strcmp(what, "profiles") && strcmp(what, "e8m0") && strcmp(what, "ops") &&
-        strcmp(what, "backends")) {
-        qc_error(a.cmd, "unknown list '%s' (known: cases, ops, backends, profiles, formats, e8m0)", what);
+        strcmp(what, "backends") && strcmp(what, "layouts")) {
+        qc_error(a.cmd, "unknown list '%s' (known: cases, ops, backends, profiles, layouts, formats, e8m0)", what);
         return QC_EXIT_USAGE;
     }
     return QC_EXIT_OK;

@@ -9,8 +9,9 @@
 #include "formats/formats.h"
 #include "registry.h"
 
-static const char *const class_names[QC_MM_COUNT] = {"tie_flip",    "one_ulp", "nan_policy", "zero_sign",
-                                                     "wrong_block", "padding", "other"};
+static const char *const class_names[QC_MM_COUNT] = {"tie_flip", "one_ulp",       "nan_policy",   "zero_sign",
+                                                     "wrong_block", "padding", "scale_coupled", "out_of_bound",
+                                                     "other"};
 
 const char *qc_mismatch_class_name(qc_mismatch_class c) { return (unsigned)c < QC_MM_COUNT ? class_names[c] : "?"; }
 
@@ -128,10 +129,52 @@ static int is_degenerate(const qc_tensor *e)
     return 1;
 }
 
+/* Rule bound: the values (not the bits) within the reference's per-element bound; NaN must
+ * meet NaN. The bound comes from the op's error analysis (DESIGN.md "Comparison rules"). */
+static int within_bound(const qc_tensor *e, const qc_tensor *g, const qc_tensor *bound, int64_t i,
+                        const qc_params *p, qc_mismatch_class *c)
+{
+    double ve = decoded(e, element(e, i), p), vg = decoded(g, element(g, i), p);
+    double b = bound->storage == QC_ST_F64 ? ((const double *)bound->data)[i] : ((const float *)bound->data)[i];
+    if (isnan(ve) || isnan(vg)) {
+        *c = QC_MM_NAN_POLICY;
+        return isnan(ve) && isnan(vg);
+    }
+    *c = QC_MM_OUT_OF_BOUND;
+    return fabs(vg - ve) <= b;
+}
+
+static void report(const qc_compare_spec *spec, const qc_params *p, const qc_tensor *e, const qc_tensor *g,
+                   int64_t i, int64_t block, qc_mismatch_class c, int allowed, const qc_tensor *bound, char *detail,
+                   size_t len)
+{
+    char where[96];
+    int hexw = (int)qc_storage_size(e->storage) * 2;
+    uint64_t be = element(e, i), bg = element(g, i);
+    coordinates(e, i, block, where, sizeof where);
+    append(detail, len, "  %s %s: expected 0x%0*llX (%.9g) got 0x%0*llX (%.9g)  [%s%s]", spec->output, where, hexw,
+           (unsigned long long)be, decoded(e, be, p), hexw, (unsigned long long)bg, decoded(g, bg, p),
+           class_names[c], allowed ? ", within budget" : "");
+    if (bound)
+        append(detail, len, " |err| %.3g > bound %.3g",
+               fabs(decoded(g, bg, p) - decoded(e, be, p)),
+               bound->storage == QC_ST_F64 ? ((const double *)bound->data)[i] : (double)((const float *)bound->data)[i]);
+    append(detail, len, "\n");
+}
+
+/* The scale that element i of an [rows, cols] output uses, for a block length along cols. */
+static int64_t scale_of(int64_t i, int64_t cols, int64_t block, int64_t nscales, int64_t n)
+{
+    int64_t rows = cols ? n / cols : 0, per_row = rows ? nscales / rows : 0;
+    return per_row ? (i / cols) * per_row + (i % cols) / block : -1;
+}
+
 int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_set *inputs,
-               const qc_tensor *expected, const qc_tensor *got, const qc_tensor *mask, int show,
+               const qc_tensor *expected, const qc_tensor *got, const qc_compare_extra *x, int show,
                qc_compare_out *out, char *detail, size_t detail_len)
 {
+    static const qc_compare_extra none = {0};
+    x = x ? x : &none;
     memset(out, 0, sizeof *out);
     if (got->storage != expected->storage || got->ndim != expected->ndim ||
         qc_tensor_numel(got) != qc_tensor_numel(expected)) {
@@ -147,33 +190,62 @@ int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_
         block = 0;
     out->n = qc_tensor_numel(expected);
     out->degenerate = !spec->degenerate_ok && is_degenerate(expected);
-    int hexw = (int)qc_storage_size(expected->storage) * 2;
+    const qc_tensor *mask = x->mask, *bound = !strcmp(spec->rule, "bound") ? x->bound : NULL;
     if (mask && (mask->storage != QC_ST_U8 || qc_tensor_numel(mask) != out->n))
         mask = NULL;
+    if (!strcmp(spec->rule, "bound") && (!bound || qc_tensor_numel(bound) != out->n)) {
+        append(detail, detail_len, "  %s: rule bound but the reference gives no %s.bound\n", spec->output,
+               spec->output);
+        out->mismatches = -1;
+        return -1;
+    }
     const uint8_t *roles = mask ? mask->data : NULL;
+    int64_t shown = 0, budgeted = 0;
+    int has_budget = !strcmp(spec->rule, "budget") && spec->budget_class >= 0;
     for (int64_t i = 0; i < out->n; i++) {
         if (roles && roles[i] == QC_MASK_UNDEFINED) {
             out->skipped++;
             continue;
         }
-        uint64_t be = element(expected, i), bg = element(got, i);
-        if (be == bg)
-            continue;
-        qc_mismatch_class c = roles && roles[i] == QC_MASK_PADDING
-                                  ? QC_MM_PADDING
-                                  : classify(spec, p, inputs, expected, got, i, block, cols);
-        out->per_class[c]++;
-        if (out->mismatches++ < show) {
-            char where[96];
-            coordinates(expected, i, block, where, sizeof where);
-            append(detail, detail_len, "  %s %s: expected 0x%0*llX (%.9g) got 0x%0*llX (%.9g)  [%s]\n",
-                   spec->output, where, hexw, (unsigned long long)be, decoded(expected, be, p), hexw,
-                   (unsigned long long)bg, decoded(got, bg, p), class_names[c]);
+        qc_mismatch_class c;
+        if (bound) {
+            if (within_bound(expected, got, bound, i, p, &c))
+                continue;
+        } else {
+            if (element(expected, i) == element(got, i))
+                continue;
+            c = roles && roles[i] == QC_MASK_PADDING ? QC_MM_PADDING
+                                                     : classify(spec, p, inputs, expected, got, i, block, cols);
         }
+        int64_t si = x->coupled_bad && block > 0 ? scale_of(i, cols, block, x->coupled_n, out->n) : -1;
+        int allowed = 0;
+        if (si >= 0 && si < x->coupled_n && x->coupled_bad[si]) {
+            c = QC_MM_SCALE_COUPLED;
+            allowed = 1;
+        } else if (has_budget && (int)c == spec->budget_class) {
+            allowed = 1;
+            budgeted++;
+            if (x->budget_map)
+                x->budget_map[i] = 1;
+        }
+        out->per_class[c]++;
+        if (allowed)
+            out->allowed++;
+        else
+            out->mismatches++;
+        if (shown++ < show)
+            report(spec, p, expected, got, i, block, c, allowed, bound, detail, detail_len);
     }
-    if (out->mismatches) {
-        append(detail, detail_len, "  %s: %lld of %lld elements differ;", spec->output, (long long)out->mismatches,
+    if (has_budget && budgeted > spec->budget * (double)out->n) { /* over budget: every one of them counts */
+        append(detail, detail_len, "  %s: %lld %s differences exceed the budget of %.3g%% of %lld elements\n",
+               spec->output, (long long)budgeted, class_names[spec->budget_class], 100 * spec->budget,
                (long long)out->n);
+        out->mismatches += budgeted;
+        out->allowed -= budgeted;
+    }
+    if (out->mismatches || out->allowed) {
+        append(detail, detail_len, "  %s: %lld of %lld elements differ (%lld within budget);", spec->output,
+               (long long)(out->mismatches + out->allowed), (long long)out->n, (long long)out->allowed);
         for (int c = 0; c < QC_MM_COUNT; c++)
             if (out->per_class[c])
                 append(detail, detail_len, " %s=%lld", class_names[c], (long long)out->per_class[c]);

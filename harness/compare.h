@@ -17,6 +17,8 @@ typedef enum qc_mismatch_class {
     QC_MM_ZERO_SIGN,  /* +0 against -0 */
     QC_MM_WRONG_BLOCK,/* the value belongs one block over in the same row */
     QC_MM_PADDING,    /* an element of the padded region, whose value the layout's rule fixes */
+    QC_MM_SCALE_COUPLED, /* an element of a block whose scale differs within its budget */
+    QC_MM_OUT_OF_BOUND,  /* rule bound: |got - expected| above the element's derived bound */
     QC_MM_OTHER,
     QC_MM_COUNT
 } qc_mismatch_class;
@@ -27,6 +29,7 @@ typedef struct qc_compare_out {
     int64_t n, mismatches;
     int64_t per_class[QC_MM_COUNT];
     int64_t skipped; /* padding whose value the real implementation leaves undefined */
+    int64_t allowed; /* differences within the case's documented budget (counted, shown, not failed) */
     int degenerate; /* the expected tensor holds a single value */
 } qc_compare_out;
 
@@ -34,10 +37,19 @@ typedef struct qc_compare_out {
  * reference adds for padded layouts. */
 enum { QC_MASK_UNDEFINED = 0, QC_MASK_DATA = 1, QC_MASK_PADDING = 2 };
 
+/* What the reference adds beside an output, and the coupling between outputs. */
+typedef struct qc_compare_extra {
+    const qc_tensor *mask;      /* "<output>.mask": element roles (padded layouts) */
+    const qc_tensor *bound;     /* "<output>.bound": per-element bound (rule bound) */
+    const uint8_t *coupled_bad; /* budget + coupled_to: 1 per scale whose difference used the budget */
+    int64_t coupled_n;
+    uint8_t *budget_map;        /* out (optional, numel bytes): 1 where a difference used the budget */
+} qc_compare_extra;
+
 /* Compares got against expected; appends the report to detail (at most `show` mismatches).
- * mask may be NULL (every element is data). */
+ * x may be NULL. Returns 1 when the output fails, 0 when it passes, -1 on a shape mismatch. */
 int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_set *inputs,
-               const qc_tensor *expected, const qc_tensor *got, const qc_tensor *mask, int show,
+               const qc_tensor *expected, const qc_tensor *got, const qc_compare_extra *x, int show,
                qc_compare_out *out, char *detail, size_t detail_len);
 
 #endif

@@ -98,36 +98,59 @@ int qc_instance_expected(const qc_instance *in, qc_tensor_set *inputs, qc_tensor
     return 0;
 }
 
+/* Outputs coupled to another are compared after it, so that its budget map exists. */
 void qc_judge(const qc_case *c, const qc_params *p, const qc_tensor_set *inputs, qc_tensor_set *expected,
               qc_tensor_set *got, int show, qc_result *r)
 {
-    int64_t n = 0, bad = 0, degenerate = 0, skipped = 0;
+    int64_t n = 0, bad = 0, degenerate = 0, skipped = 0, allowed = 0;
+    uint8_t *maps[QC_MAX_COMPARES] = {0};
     r->verdict = QC_ERROR;
-    for (int i = 0; i < c->ncompares; i++) {
-        const qc_compare_spec *s = &c->compares[i];
-        qc_tensor *e = qc_set_find(expected, s->output), *g = qc_set_find(got, s->output);
-        if (!e || !g) {
-            snprintf(r->figures, sizeof r->figures, "output '%s' missing", s->output);
-            snprintf(r->detail + strlen(r->detail), sizeof r->detail - strlen(r->detail),
-                     "  output '%s' missing from the %s\n", s->output, e ? "backend" : "reference");
-            return;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < c->ncompares; i++) {
+            const qc_compare_spec *s = &c->compares[i];
+            if ((pass == 0) != (s->coupled_to[0] == '\0'))
+                continue;
+            qc_tensor *e = qc_set_find(expected, s->output), *g = qc_set_find(got, s->output);
+            if (!e || !g) {
+                snprintf(r->figures, sizeof r->figures, "output '%s' missing", s->output);
+                snprintf(r->detail + strlen(r->detail), sizeof r->detail - strlen(r->detail),
+                         "  output '%s' missing from the %s\n", s->output, e ? "backend" : "reference");
+                goto done;
+            }
+            char name[QC_NAME_LEN + 8];
+            qc_compare_extra x = {0};
+            snprintf(name, sizeof name, "%s.mask", s->output);
+            x.mask = qc_set_find(expected, name);
+            snprintf(name, sizeof name, "%s.bound", s->output);
+            x.bound = qc_set_find(expected, name);
+            maps[i] = calloc((size_t)qc_tensor_numel(e) + 1, 1);
+            x.budget_map = maps[i];
+            for (int k = 0; k < c->ncompares && s->coupled_to[0]; k++)
+                if (!strcmp(c->compares[k].output, s->coupled_to) && qc_set_find(expected, s->coupled_to)) {
+                    x.coupled_bad = maps[k];
+                    x.coupled_n = qc_tensor_numel(qc_set_find(expected, s->coupled_to));
+                }
+            qc_compare_out o;
+            qc_compare(s, p, inputs, e, g, &x, show, &o, r->detail, sizeof r->detail);
+            n += o.n;
+            bad += o.mismatches < 0 ? o.n + 1 : o.mismatches;
+            degenerate += o.degenerate;
+            skipped += o.skipped;
+            allowed += o.allowed;
         }
-        char mask_name[QC_NAME_LEN + 8];
-        snprintf(mask_name, sizeof mask_name, "%s.mask", s->output);
-        qc_compare_out o;
-        qc_compare(s, p, inputs, e, g, qc_set_find(expected, mask_name), show, &o, r->detail, sizeof r->detail);
-        skipped += o.skipped;
-        n += o.n;
-        bad += o.mismatches < 0 ? o.n + 1 : o.mismatches;
-        degenerate += o.degenerate;
-    }
     snprintf(r->figures, sizeof r->figures, "n=%lld mismatches=%lld", (long long)n, (long long)bad);
+    if (allowed)
+        snprintf(r->figures + strlen(r->figures), sizeof r->figures - strlen(r->figures), " within-budget=%lld",
+                 (long long)allowed);
     if (skipped)
         snprintf(r->figures + strlen(r->figures), sizeof r->figures - strlen(r->figures),
                  " undefined-padding-skipped=%lld", (long long)skipped);
     r->verdict = bad ? QC_FAIL : degenerate == c->ncompares ? QC_MISTRUSTED : QC_PASS;
     if (r->verdict == QC_MISTRUSTED)
         snprintf(r->detail, sizeof r->detail, "  every expected output is one repeated value: proves nothing\n");
+done:
+    for (int i = 0; i < QC_MAX_COMPARES; i++)
+        free(maps[i]);
 }
 
 void qc_run_one(const qc_work *w, const qc_run_config *cfg, qc_result *r)

@@ -1,6 +1,7 @@
 /* test_compare.c: the comparator's mismatch classes on synthetic mismatches whose class is
  * known by construction, the report's coordinates/hex/decoded values, shape mismatches and the
  * degenerate (MISTRUSTED) flag. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -138,7 +139,8 @@ static void test_padding_mask(void)
     qc_tensor_set in = {0};
     qc_compare_out o;
     char detail[4096] = "";
-    qc_compare(&spec, &p, &in, &e, &g, &m, 10, &o, detail, sizeof detail);
+    qc_compare_extra xm = {.mask = &m};
+    qc_compare(&spec, &p, &in, &e, &g, &xm, 10, &o, detail, sizeof detail);
     CHECK(o.mismatches == 1 && o.per_class[QC_MM_PADDING] == 1 && o.skipped == 1,
           "defined padding compared and classed, undefined skipped: %lld %lld", (long long)o.mismatches,
           (long long)o.skipped);
@@ -147,8 +149,86 @@ static void test_padding_mask(void)
     qc_tensor_free(&m);
 }
 
+static void f32_tensor(qc_tensor *t, const char *name, int64_t rows, int64_t cols, const float *v)
+{
+    int64_t shape[2] = {rows, cols};
+    qc_tensor_alloc(t, name, QC_ST_F32, "f32", 2, shape);
+    memcpy(t->data, v, sizeof(float) * (size_t)(rows * cols));
+}
+
+static void test_bound(void)
+{
+    const float exp[4] = {1.0f, 2.0f, NAN, 4.0f}, got[4] = {1.0000001f, 2.1f, NAN, NAN};
+    const float bnd[4] = {1e-6f, 0.05f, 0.0f, 1.0f};
+    qc_tensor e, g, b;
+    f32_tensor(&e, "c", 1, 4, exp);
+    f32_tensor(&g, "c", 1, 4, got);
+    f32_tensor(&b, "c.bound", 1, 4, bnd);
+    qc_compare_spec spec = {.output = "c", .rule = "bound", .budget_class = -1};
+    qc_params p = {0};
+    qc_tensor_set in = {0};
+    qc_compare_extra x = {.bound = &b};
+    qc_compare_out o;
+    char detail[4096] = "";
+    qc_compare(&spec, &p, &in, &e, &g, &x, 10, &o, detail, sizeof detail);
+    CHECK(o.mismatches == 2 && o.per_class[QC_MM_OUT_OF_BOUND] == 1 && o.per_class[QC_MM_NAN_POLICY] == 1,
+          "bound: 2.1 vs 2 +- 0.05 fails, NaN vs 4 fails, within-bound and NaN=NaN pass: %s", detail);
+    CHECK(strstr(detail, "|err| 0.1 > bound 0.05") != NULL, "the report gives error and bound: %s", detail);
+    qc_tensor_free(&e);
+    qc_tensor_free(&g);
+    qc_tensor_free(&b);
+}
+
+static void test_scale_coupled_budget(void)
+{
+    /* scales [2 rows x 2 blocks]; scale (0, 1) is one ulp up; codes [2 x 8] with block 4 */
+    float se[4] = {0.5f, 0.25f, 1.0f, 2.0f}, sg[4];
+    memcpy(sg, se, sizeof se);
+    uint32_t bits;
+    memcpy(&bits, &sg[1], 4);
+    bits++;
+    memcpy(&sg[1], &bits, 4);
+    const uint8_t qe[16] = {1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8};
+    uint8_t qg[16];
+    memcpy(qg, qe, 16);
+    qg[5] = 9, qg[6] = 9; /* row 0, block 1: the block of the off-by-one-ulp scale */
+    qc_tensor e, g, qet, qgt;
+    f32_tensor(&e, "scale", 2, 2, se);
+    f32_tensor(&g, "scale", 2, 2, sg);
+    codes(&qet, "q", "u8", 2, 8, qe);
+    codes(&qgt, "q", "u8", 2, 8, qg);
+    qc_compare_spec ss = {.output = "scale", .rule = "budget", .budget_class = QC_MM_ONE_ULP, .budget = 0.25};
+    qc_compare_spec qs = {.output = "q", .rule = "budget", .budget_class = QC_MM_SCALE_COUPLED, .budget = 0,
+                          .block = "4", .coupled_to = "scale"};
+    qc_params p = {0};
+    qc_tensor_set in = {0};
+    uint8_t map[4] = {0};
+    qc_compare_extra xs = {.budget_map = map};
+    qc_compare_out o;
+    char detail[4096] = "";
+    qc_compare(&ss, &p, &in, &e, &g, &xs, 10, &o, detail, sizeof detail);
+    CHECK(o.mismatches == 0 && o.allowed == 1 && map[1] == 1, "one one-ulp scale within a 25%% budget: %s", detail);
+    qc_compare_extra xq = {.coupled_bad = map, .coupled_n = 4};
+    qc_compare(&qs, &p, &in, &qet, &qgt, &xq, 10, &o, detail, sizeof detail);
+    CHECK(o.mismatches == 0 && o.allowed == 2 && o.per_class[QC_MM_SCALE_COUPLED] == 2,
+          "codes of the coupled block are allowed: %s", detail);
+    qg[9] = 7; /* row 1, block 0: its scale is exact, so this one fails */
+    memcpy(qgt.data, qg, 16);
+    qc_compare(&qs, &p, &in, &qet, &qgt, &xq, 10, &o, detail, sizeof detail);
+    CHECK(o.mismatches == 1, "a difference outside coupled blocks fails: %lld", (long long)o.mismatches);
+    ss.budget = 0.1; /* 1 of 4 scales is more than 10% */
+    qc_compare(&ss, &p, &in, &e, &g, &xs, 10, &o, detail, sizeof detail);
+    CHECK(o.mismatches == 1 && strstr(detail, "exceed the budget"), "over budget fails: %s", detail);
+    qc_tensor_free(&e);
+    qc_tensor_free(&g);
+    qc_tensor_free(&qet);
+    qc_tensor_free(&qgt);
+}
+
 int main(void)
 {
+    test_bound();
+    test_scale_coupled_budget();
     test_padding_mask();
     test_classes();
     test_wrong_block_and_nan();
