@@ -12,6 +12,9 @@
 #define QC_HD
 #endif
 
+/* Inlined into each caller even across the per-format dispatch (constants fold). */
+#define QC_INLINE static inline __attribute__((always_inline))
+
 /* memcpy is the bit cast that is defined in C, C++ and CUDA/HIP device code alike. */
 static inline QC_HD uint32_t qc_f32_bits(float x)
 {
