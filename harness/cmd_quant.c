@@ -11,7 +11,7 @@
 
 static void quant_help(const char *cmd)
 {
-    printf("usage: qcheck %s --recipe RECIPE [--profile P] --shape MxK [--param k=v ...] %s\n"
+    printf("usage: qcheck %s --recipe RECIPE [--profile P] --shape MxK [--param k=v ...] [--layout MAP] %s\n"
            "Recipes and params (defaults in brackets; spec/cli.md):\n"
            "  tensor       fp8 [e4m3fn] (e4m3fnuz, e5m2), fp8_max [finfo max], static_scale (fp32 dequant scale)\n"
            "  token        fp8, fp8_max\n"
@@ -22,7 +22,10 @@ static void quant_help(const char *cmd)
            "  mxfp6        elem [e2m3] (or e3m2), block [32]\n"
            "  mxfp4        block [32]\n"
            "  nvfp4        block [16], gscale_encode or gscale_decode (absent: from the tensor amax), sf [e4m3]\n"
+           "               (sf=ue8m0: the flashinfer-fast UE8M0 branch, e8m0 per 16 and no PREFIX.gscale)\n"
            "  --in-dtype f32|bf16|f16   quant input element type [f32]\n"
+           "  --layout MAP        PREFIX.scale through a layout map (qcheck layout list), e.g. sf128x4 for\n"
+           "                      nvfp4/mx scales; dequant takes the same flag and inverts it\n"
            "Profiles per recipe: qcheck list profiles. Exit 2 when the shape breaks the recipe's rule.\n",
            cmd, strcmp(cmd, "quant") == 0 ? "IN OUT_PREFIX" : "IN_PREFIX OUT");
 }

@@ -7,6 +7,8 @@
 
 #include "quant_job.h"
 
+static int plan_scale_layout(qc_args *a, qc_quant_job *j, const char *map);
+
 static int parse_shape(const char *cmd, const char *s, size_t *m, size_t *k)
 {
     char *end;
@@ -87,10 +89,30 @@ static int param_fixed_block(const char *cmd, qc_quant_job *j, const char *v)
     return QC_EXIT_OK;
 }
 
+/* nvfp4 sf=ue8m0 is the UE8M0 branch of TRT-LLM cvt_warp_fp16_to_fp4 (spec/formats.md §4.2 3''):
+ * e8m0 scales cvt.rp.satfinite(vecMax * rcp(6)) over 16 elements and no global scale, which is
+ * the MXFP4 flashinfer-fast row with block 16. The job becomes that recipe, so one quantizer
+ * holds the rule; the outputs are those of mxfp4 (PREFIX.q, PREFIX.scale of e8m0 bytes). */
+static int use_ue8m0_scales(qc_args *a, qc_quant_job *j)
+{
+    if (strcmp(j->profile->name, "flashinfer-fast") != 0) {
+        qc_error(a->cmd, "--param sf=ue8m0 is the TRT-LLM/flashinfer UE8M0 branch: use --profile flashinfer-fast "
+                         "(got %s)", j->profile->name);
+        return QC_EXIT_USAGE;
+    }
+    if (j->has_gscale) {
+        qc_error(a->cmd, "--param sf=ue8m0 takes no global scale (gscale_encode/gscale_decode)");
+        return QC_EXIT_USAGE;
+    }
+    j->recipe = QC_RECIPE_MXFP4;
+    j->profile = qc_recipe_profile_find("flashinfer-fast", QC_RECIPE_MXFP4);
+    return j->profile ? QC_EXIT_OK : QC_EXIT_USAGE;
+}
+
 /* Every --param of the command line; the policy is built after them, once the element format is known. */
 static int apply_params(qc_args *a, qc_quant_job *j)
 {
-    int elem = -1, ue8m0 = 0, group = 0, br = 0, bc = 0, has_eps = 0, has_max = 0;
+    int elem = -1, ue8m0 = 0, group = 0, br = 0, bc = 0, has_eps = 0, has_max = 0, sf_ue8m0 = 0;
     float eps = 0, fmax = 0;
     j->layout = QC_SL_ROW;
     {
@@ -154,11 +176,11 @@ static int apply_params(qc_args *a, qc_quant_job *j)
                     j->gscale_encode = 1.0f / j->gscale_encode;
                 j->has_gscale = 1;
             } else if (strcmp(key, "sf") == 0 && r == QC_RECIPE_NVFP4) {
-                if (strcmp(v, "e4m3")) {
-                    qc_error(a->cmd, "--param sf=%s: only e4m3 is implemented (the ue8m0 variant is recipe mxfp4, "
-                             "profile flashinfer-fast)", v);
+                if (strcmp(v, "e4m3") && strcmp(v, "ue8m0")) {
+                    qc_error(a->cmd, "--param sf=%s (known: e4m3, ue8m0)", v);
                     return QC_EXIT_USAGE;
                 }
+                sf_ue8m0 = strcmp(v, "ue8m0") == 0;
             } else {
                 qc_error(a->cmd, "unknown --param '%s' for recipe %s (see qcheck %s --help)", key,
                          qc_recipe_name(r), a->cmd);
@@ -168,7 +190,11 @@ static int apply_params(qc_args *a, qc_quant_job *j)
                 return rc;
         }
     }
+    if (sf_ue8m0 && use_ue8m0_scales(a, j))
+        return QC_EXIT_USAGE;
     j->policy = qc_recipe_profile_policy(j->profile, elem, ue8m0);
+    if (sf_ue8m0)
+        j->policy.group = 16;
     if (has_max)
         j->policy.elem_max = j->policy.clamp_max = fmax;
     if (has_eps)
@@ -213,6 +239,7 @@ int qc_quant_job_setup(qc_args *a, qc_quant_job *j)
         }
         j->in_dtype = (qc_format)f;
     }
+    const char *layout = qc_opt(a, "layout");
     if (parse_shape(a->cmd, shape, &j->rows, &j->cols) || apply_params(a, j) || qc_check_all_used(a))
         return QC_EXIT_USAGE;
     const char *rule = qcref_recipe_shape_rule(j->recipe, &j->policy, j->rows, j->cols);
@@ -220,19 +247,58 @@ int qc_quant_job_setup(qc_args *a, qc_quant_job *j)
         qc_error(a->cmd, "shape %zux%zu: %s", j->rows, j->cols, rule);
         return QC_EXIT_USAGE;
     }
+    if (layout && plan_scale_layout(a, j, layout))
+        return QC_EXIT_USAGE;
     return QC_EXIT_OK;
 }
 
 int qc_quant_job_fp4(const qc_quant_job *j) { return j->policy.elem == QC_E2M1; }
 static int u8_scales(const qc_quant_job *j) { return j->recipe >= QC_RECIPE_MXFP8; }
 
-size_t qc_quant_job_scale_bytes(const qc_quant_job *j, size_t n)
+/* Bytes of the scales in the recipe's canonical layout (row-major, or token_group's scale_layout). */
+static size_t canonical_scale_bytes(const qc_quant_job *j, size_t n)
 {
     if (u8_scales(j))
         return n;
     if (j->recipe == QC_RECIPE_TOKEN_GROUP)
         return qc_scale_layout_size(j->layout, j->rows, j->rows ? n / j->rows : 0);
     return 4 * n;
+}
+
+size_t qc_quant_job_scale_bytes(const qc_quant_job *j, size_t n)
+{
+    return j->has_sf_layout ? qcref_layout_dst_bytes(&j->sf_layout) : canonical_scale_bytes(j, n);
+}
+
+/* --layout MAP: plans the map on the scale grid, [rows, K/group] (block: [ceil(M/br), ceil(K/bc)]). */
+static int plan_scale_layout(qc_args *a, qc_quant_job *j, const char *map)
+{
+    const qc_layout_desc *d = qcref_layout_find(map);
+    size_t ns = qcref_recipe_nscales(j->recipe, &j->policy, j->rows, j->cols);
+    size_t srows = j->recipe == QC_RECIPE_TENSOR ? 1
+                   : j->recipe == QC_RECIPE_BLOCK ? (j->rows + (size_t)j->policy.block_r - 1) / (size_t)j->policy.block_r
+                                                  : j->rows;
+    char err[512];
+    if (!d) {
+        qc_error(a->cmd, "--layout: unknown map '%s' (qcheck layout list)", map);
+        return QC_EXIT_USAGE;
+    }
+    if (j->recipe == QC_RECIPE_TOKEN_GROUP && j->layout != QC_SL_ROW) {
+        qc_error(a->cmd, "--layout and --param scale_layout=%s both lay out the scales: choose one",
+                 qc_scale_layout_name(j->layout));
+        return QC_EXIT_USAGE;
+    }
+    if (srows == 0 || ns == 0) {
+        qc_error(a->cmd, "--layout: an empty tensor has no scales to lay out");
+        return QC_EXIT_USAGE;
+    }
+    if (qcref_layout_plan(&j->sf_layout, d, 1, (int64_t)srows, (int64_t)(ns / srows), u8_scales(j) ? 1 : 4, NULL,
+                          NULL, 0, err, sizeof err)) {
+        qc_error(a->cmd, "--layout %s on the %zux%zu scales: %s", map, srows, ns / srows, err);
+        return QC_EXIT_USAGE;
+    }
+    j->has_sf_layout = 1;
+    return QC_EXIT_OK;
 }
 
 int qc_quant_job_alloc(const qc_quant_job *j, qc_quantized *qz)
@@ -257,17 +323,32 @@ int qc_quant_job_serialize(const qc_quant_job *j, qc_quantized *qz, size_t *q_by
     *q_bytes = qc_quant_job_fp4(j) ? (n + 1) / 2 : n;
     if (qc_quant_job_fp4(j))
         qcref_fp4_pack(qz->q, n, 0, qz->q);
-    *scale_bytes = qc_quant_job_scale_bytes(j, ns);
-    *scale = malloc(*scale_bytes + 1);
-    if (!*scale)
+    size_t canon = canonical_scale_bytes(j, ns);
+    uint8_t *buf = malloc(canon + 1);
+    if (!buf)
         return QC_EXIT_USAGE;
     if (u8_scales(j))
-        memcpy(*scale, qz->scale_u8, ns);
+        memcpy(buf, qz->scale_u8, ns);
     else if (j->recipe == QC_RECIPE_TOKEN_GROUP)
-        qc_scale_layout_apply(j->layout, qz->scale_f32, j->rows, j->rows ? ns / j->rows : 0, *scale);
+        qc_scale_layout_apply(j->layout, qz->scale_f32, j->rows, j->rows ? ns / j->rows : 0, buf);
     else
-        memcpy(*scale, qz->scale_f32, 4 * ns);
-    return QC_EXIT_OK;
+        memcpy(buf, qz->scale_f32, 4 * ns);
+    *scale = buf;
+    *scale_bytes = canon;
+    if (!j->has_sf_layout)
+        return QC_EXIT_OK;
+    *scale_bytes = qcref_layout_dst_bytes(&j->sf_layout);
+    *scale = malloc(*scale_bytes + 1);
+    int64_t bad = -1;
+    int rc = !*scale || qcref_layout_apply(&j->sf_layout, buf, *scale, &bad);
+    free(buf);
+    if (rc) {
+        free(*scale);
+        *scale = NULL;
+        qc_error("quant", "--layout %s rejects scale %lld (its value breaks the map's rule)",
+                 j->sf_layout.desc->name, (long long)bad);
+    }
+    return rc ? QC_EXIT_USAGE : QC_EXIT_OK;
 }
 
 /* The inverse of qc_quant_job_serialize: fills qz (allocated) from the three byte buffers. */
@@ -275,6 +356,13 @@ void qc_quant_job_deserialize(const qc_quant_job *j, const uint8_t *q, const uin
                               qc_quantized *qz)
 {
     size_t n = j->rows * j->cols, ns = qz->nscales;
+    uint8_t *canon = NULL;
+    if (j->has_sf_layout) { /* back to the canonical layout first */
+        canon = calloc(canonical_scale_bytes(j, ns) + 1, 1);
+        if (canon)
+            qcref_layout_inverse(&j->sf_layout, scale, canon);
+        scale = canon;
+    }
     if (qc_quant_job_fp4(j))
         qcref_fp4_unpack(q, n, 0, qz->q);
     else
@@ -287,4 +375,5 @@ void qc_quant_job_deserialize(const qc_quant_job *j, const uint8_t *q, const uin
         memcpy(qz->scale_f32, scale, 4 * ns);
     if (gscale)
         memcpy(&qz->gscale, gscale, 4);
+    free(canon);
 }

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "params.h"
+#include "layouts/layouts.h"
 #include "recipes/recipes.h"
 
 typedef struct qc_quant_job {
@@ -15,6 +16,8 @@ typedef struct qc_quant_job {
     int has_static, has_gscale;
     float static_scale, gscale_encode;
     qc_format in_dtype;
+    int has_sf_layout;   /* --layout MAP: the scales go through a layout map (reference/layouts) */
+    qc_layout sf_layout; /* planned on the scale grid [scale rows, scale cols] */
 } qc_quant_job;
 
 
@@ -34,6 +37,10 @@ void qc_quant_job_deserialize(const qc_quant_job *j, const uint8_t *q, const uin
 typedef void (*qc_quant_tweak)(qc_quant_job *j);
 struct qc_op_call;
 int qc_quant_op(struct qc_op_call *c, qc_quant_tweak tweak);
+/* The quant op with a backend's kernel in place of qcref_quant: kern fills qz (allocated, the
+ * reference's canonical layouts) and returns 0, or nonzero to refuse (the op returns 1). */
+typedef int (*qc_quant_kernel)(const qc_quant_job *j, const float *x, qc_quantized *qz);
+int qc_quant_op_kernel(struct qc_op_call *c, qc_quant_kernel kern);
 int qc_quant_job_from_params(const qc_params *p, qc_quant_job *j, char *err, size_t errlen);
 
 #endif

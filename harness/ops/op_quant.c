@@ -34,6 +34,10 @@ int qc_quant_job_from_params(const qc_params *p, qc_quant_job *j, char *err, siz
         ARG("--in-dtype");
         ARG("%s", qc_param(p, "in-dtype"));
     }
+    if (qc_param(p, "layout")) {
+        ARG("--layout");
+        ARG("%s", qc_param(p, "layout"));
+    }
     ARG("--shape");
     ARG("%sx%s", qc_param_or(p, "rows", "?"), qc_param_or(p, "cols", "?"));
     for (size_t k = 0; k < sizeof recipe_keys / sizeof recipe_keys[0]; k++)
@@ -67,9 +71,9 @@ static const char *scale_dtype(const qc_quant_job *j)
     return j->recipe >= QC_RECIPE_MXFP8 ? "e8m0" : "u8"; /* fp32 scales (or packed ue8m0 words) as bytes */
 }
 
-/* Runs the reference quantizer of c's params on x, with the policy changed by tweak (mutants);
- * qz is allocated. */
-static int quantize(qc_op_call *c, qc_quant_job *j, qc_quantized *qz, qc_quant_tweak tweak)
+/* Runs the quantizer of c's params on x: kern (a backend's kernel) or, when NULL, the reference
+ * with the policy changed by tweak (mutants); qz is allocated. */
+static int quantize(qc_op_call *c, qc_quant_job *j, qc_quantized *qz, qc_quant_tweak tweak, qc_quant_kernel kern)
 {
     const qc_tensor *x = qc_set_find((qc_tensor_set *)c->in, "x");
     if (qc_quant_job_from_params(c->params, j, c->err, c->errlen))
@@ -84,17 +88,25 @@ static int quantize(qc_op_call *c, qc_quant_job *j, qc_quantized *qz, qc_quant_t
         snprintf(c->err, c->errlen, "out of memory");
         return 2;
     }
-    qcref_quant(j->recipe, &j->policy, x->data, j->rows, j->cols, j->has_static ? &j->static_scale : NULL,
-                j->has_gscale ? &j->gscale_encode : NULL, qz);
+    if (kern && kern(j, x->data, qz)) {
+        snprintf(c->err, c->errlen, "the kernel refused recipe %s profile %s", qc_recipe_name(j->recipe), j->profile->name);
+        qc_quant_job_free(qz);
+        return 1;
+    }
+    if (!kern)
+        qcref_quant(j->recipe, &j->policy, x->data, j->rows, j->cols, j->has_static ? &j->static_scale : NULL,
+                    j->has_gscale ? &j->gscale_encode : NULL, qz);
     return 0;
 }
 
-int qc_quant_op(qc_op_call *c, qc_quant_tweak tweak)
+/* The outputs of the quant op (serialized as `qcheck quant` writes them) from kern or the reference. */
+static int quant_op(qc_op_call *c, qc_quant_tweak tweak, qc_quant_kernel kern)
 {
     qc_quant_job j;
     qc_quantized qz;
-    if (quantize(c, &j, &qz, tweak))
-        return 2;
+    int qrc = quantize(c, &j, &qz, tweak, kern);
+    if (qrc)
+        return qrc;
     size_t qbytes, sbytes;
     uint8_t *scale = NULL;
     int rc = qc_quant_job_serialize(&j, &qz, &qbytes, &scale, &sbytes) ||
@@ -106,13 +118,16 @@ int qc_quant_op(qc_op_call *c, qc_quant_tweak tweak)
     return rc ? 2 : 0;
 }
 
+int qc_quant_op(qc_op_call *c, qc_quant_tweak tweak) { return quant_op(c, tweak, NULL); }
+int qc_quant_op_kernel(qc_op_call *c, qc_quant_kernel kern) { return quant_op(c, NULL, kern); }
+
 static int ref_quant(qc_op_call *c) { return qc_quant_op(c, NULL); }
 
 static int ref_dequant(qc_op_call *c)
 {
     qc_quant_job j;
     qc_quantized qz;
-    if (quantize(c, &j, &qz, NULL))
+    if (quantize(c, &j, &qz, NULL, NULL))
         return 2;
     int64_t shape[2] = {(int64_t)j.rows, (int64_t)j.cols};
     qc_tensor y;
