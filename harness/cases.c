@@ -375,6 +375,8 @@ static int by_name(const void *a, const void *b) { return strcmp(*(char *const *
 
 int qc_cases_load_dir(const char *dir, qc_case **cases, int *ncases, char *err, size_t errlen)
 {
+    *cases = NULL; /* qc_cases_free(*cases, *ncases) is right whatever this returns */
+    *ncases = 0;
     DIR *d = opendir(dir);
     if (!d) {
         snprintf(err, errlen, "cannot open the cases folder '%s' (set QCHECK_CASES)", dir);

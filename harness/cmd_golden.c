@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "stages.h"
 #include "cli.h"
 #include "golden_io.h"
 #include "runner.h"
@@ -18,6 +19,7 @@ static int load_cases(const char *cmd, qc_case **cases, int *n)
     char err[1024];
     if (qc_cases_load_dir(qc_cases_dir(), cases, n, err, sizeof err)) {
         qc_error(cmd, "%s", err);
+        qc_cases_free(*cases, *n);
         return QC_EXIT_USAGE;
     }
     return QC_EXIT_OK;
@@ -42,7 +44,15 @@ static int write_instance(const char *cmd, const qc_instance *in, const char *pa
     } else {
         qc_golden_meta m;
         qc_instance_meta(in, "ref", &m);
-        if (qc_golden_write(path, &m, &inputs, &expected, NULL, NULL, 0, err, sizeof err)) {
+        static qc_tensor_set split[QC_MAX_TENSORS]; /* stage.<s>.<t> -> /stages/<s>/<t> (stages.h) */
+        static char snames[QC_MAX_TENSORS][QC_NAME_LEN];
+        const qc_tensor_set *stages[QC_MAX_TENSORS];
+        const char *names[QC_MAX_TENSORS];
+        qc_tensor_set plain;
+        int ns = qc_stage_split(&expected, NULL, &plain, split, snames, QC_MAX_TENSORS);
+        for (int i = 0; i < ns; i++)
+            stages[i] = &split[i], names[i] = snames[i];
+        if (qc_golden_write(path, &m, &inputs, &plain, stages, names, ns, err, sizeof err)) {
             qc_error(cmd, "%s", err);
             rc = QC_EXIT_USAGE;
         }

@@ -17,6 +17,7 @@ static int list_cases(void)
     char err[1024];
     if (qc_cases_load_dir(qc_cases_dir(), &cases, &n, err, sizeof err)) {
         qc_error("list", "%s", err);
+        qc_cases_free(cases, n);
         return QC_EXIT_USAGE;
     }
     static const char *const tiers[] = {"quick", "full", "bringup"};
@@ -58,9 +59,8 @@ static void list_backends(void)
     for (int i = 0; i < qc_backend_count(); i++) {
         const qc_backend *b = qc_backend_at(i);
         const char *why = b->unavailable ? b->unavailable() : NULL;
-        printf("%-28s group %-8s %s%s%s\n", b->name, b->group, b->doc, why ? "  [unavailable: " : "", why ? why : "");
-        if (why)
-            printf("]\n");
+        printf("%-28s group %-8s %s%s%s%s\n", b->name, b->group, b->doc, why ? "  [unavailable: " : "", why ? why : "",
+               why ? "]" : "");
     }
 }
 

@@ -257,11 +257,14 @@ int cmd_run(int argc, char **argv)
     if (select_backends(backend_arg, backends, &nb))
         return QC_EXIT_USAGE;
 
-    qc_case *cases;
-    int ncases;
+    qc_case *cases = NULL;
+    int ncases = 0, exit_code = QC_EXIT_USAGE, nw = 0;
+    qc_instance *inst = NULL;
+    qc_work *work = NULL;
+    qc_result *res = NULL;
     if (qc_cases_load_dir(qc_cases_dir(), &cases, &ncases, err, sizeof err)) {
         qc_error(a.cmd, "%s", err);
-        return QC_EXIT_USAGE;
+        goto out;
     }
     static char case_buf[2048];
     selection wanted = {{0}, 0};
@@ -274,24 +277,23 @@ int cmd_run(int argc, char **argv)
                 known |= !strcmp(cases[c].name, wanted.names[i]);
             if (!known) {
                 qc_error(a.cmd, "unknown case '%s' (qcheck list cases)", wanted.names[i]);
-                return QC_EXIT_USAGE;
+                goto out;
             }
         }
     }
-    qc_instance *inst = NULL;
     int ninst = 0, cap = 0;
     for (int c = 0; c < ncases; c++) {
         if (case_arg && !listed(&wanted, cases[c].name))
             continue;
-        if (qc_case_expand(&cases[c], case_arg ? QC_TIER_QUICK | QC_TIER_FULL | QC_TIER_BRINGUP : tier, seed, &inst,
-                           &ninst, &cap, err, sizeof err)) {
+        /* --case runs a case whatever its tiers: in --suite's tier when it has it, else its first */
+        int t = case_arg && !(cases[c].tiers & tier) ? cases[c].tiers & -cases[c].tiers : tier;
+        if (qc_case_expand(&cases[c], t, seed, &inst, &ninst, &cap, err, sizeof err)) {
             qc_error(a.cmd, "%s", err);
-            return QC_EXIT_USAGE;
+            goto out;
         }
     }
-    qc_work *work = malloc(sizeof *work * (size_t)(ninst * nb + 1));
-    int nw = 0;
-    for (int i = 0; i < ninst; i++) {
+    work = malloc(sizeof *work * (size_t)(ninst * nb + 1));
+    for (int i = 0; work && i < ninst; i++) {
         if ((filter && regexec(&re, inst[i].id, 0, NULL, 0)) || !params_match(&want, &inst[i].params) ||
             qc_shard_of(&inst[i], cfg.shard_count) != cfg.shard_index)
             continue;
@@ -301,15 +303,15 @@ int cmd_run(int argc, char **argv)
     }
     if (nw == 0) {
         qc_error(a.cmd, "no instance matched the selection (qcheck list cases)");
-        return QC_EXIT_USAGE;
+        goto out;
     }
-    qc_result *res = calloc((size_t)nw, sizeof *res);
+    res = calloc((size_t)nw, sizeof *res);
     qc_run_info info = {0};
     record_run(&info, argc, argv, suite ? suite : "quick");
     double t0 = qc_now();
     qc_run_work(work, nw, &cfg, res);
     info.seconds = qc_now() - t0;
-    int exit_code = QC_EXIT_OK;
+    exit_code = QC_EXIT_OK;
     summarize(res, nw, backends, nb, !case_arg && !filter && !params_arg && cfg.shard_count == 1, &exit_code);
     if (report_dir) {
         if (qc_report_write(report_dir, &info, res, nw, err, sizeof err)) {
@@ -319,6 +321,7 @@ int cmd_run(int argc, char **argv)
             printf("report: %s/summary.json, junit.xml, summary.md\n", report_dir);
         }
     }
+out:
     free(res);
     free(work);
     free(inst);

@@ -141,7 +141,7 @@ static int within_bound(const qc_tensor *e, const qc_tensor *g, const qc_tensor 
         return isnan(ve) && isnan(vg);
     }
     *c = QC_MM_OUT_OF_BOUND;
-    return fabs(vg - ve) <= b;
+    return vg == ve || fabs(vg - ve) <= b; /* equal values meet (+-Inf included) */
 }
 
 static void report(const qc_compare_spec *spec, const qc_params *p, const qc_tensor *e, const qc_tensor *g,

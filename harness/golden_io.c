@@ -1,6 +1,7 @@
 /* golden_io.c: between instances and the HDF5 golden store: metadata, file names, params as
  * JSON, and saving failing instances (--keep-failing). */
 #include "golden_io.h"
+#include "stages.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -115,10 +116,22 @@ void qc_keep_failing(const char *dir, const qc_instance *in, const char *backend
     snprintf(folder, sizeof folder, "%s/%s", dir, in->c->name);
     qc_golden_meta m;
     qc_instance_meta(in, backend, &m);
-    const qc_tensor_set *stages[1] = {got};
-    const char *names[1] = {"backend"};
+    /* stage.<stage>.<tensor> of the reference -> /stages/<stage>/<tensor>, the backend's ->
+     * /stages/backend.<stage>/<tensor>, its plain outputs -> /stages/backend (stages.h) */
+    static qc_tensor_set split[2 * QC_MAX_TENSORS + 2];
+    static char snames[2 * QC_MAX_TENSORS + 2][QC_NAME_LEN];
+    qc_tensor_set plain_e;
+    int ne = qc_stage_split(expected, NULL, &plain_e, split, snames, QC_MAX_TENSORS);
+    int ng = qc_stage_split(got, "backend.", &split[ne + 1], &split[ne + 2], &snames[ne + 2], QC_MAX_TENSORS);
+    snprintf(snames[ne + 1], QC_NAME_LEN, "backend");
+    const qc_tensor_set *stages[2 * QC_MAX_TENSORS + 2];
+    const char *names[2 * QC_MAX_TENSORS + 2];
+    int nst = 0;
+    for (int i = 0; i < ne + 2 + ng; i++)
+        if (i != ne) /* slot ne is unused: plain_e holds the reference's plain outputs */
+            stages[nst] = &split[i], names[nst++] = snames[i];
     size_t at = strlen(r->detail);
-    if (qc_mkdirs(folder) || qc_golden_write(path, &m, inputs, expected, stages, names, 1, err, sizeof err))
+    if (qc_mkdirs(folder) || qc_golden_write(path, &m, inputs, &plain_e, stages, names, nst, err, sizeof err))
         snprintf(r->detail + at, sizeof r->detail - at, "  --keep-failing: could not save %s: %s\n", path,
                  qc_mkdirs(folder) ? "cannot create the folder" : err);
     else

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "stages.h"
 #include "formats/formats.h"
 
 double qc_now(void)
@@ -173,6 +174,8 @@ void qc_run_one(const qc_work *w, const qc_run_config *cfg, qc_result *r)
         goto done;
     }
     qc_judge(in->c, &in->params, &inputs, &expected, &got, cfg->show, r);
+    if (r->verdict == QC_FAIL) /* ops with stage tensors: where the backend first parts (stages.h) */
+        qc_stage_report(&in->params, &expected, &got, r->detail, sizeof r->detail);
     if (cfg->keep_failing && r->verdict == QC_FAIL)
         qc_keep_failing(cfg->keep_failing, in, w->backend->name, &inputs, &expected, &got, r);
 done:

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The quick tests under AddressSanitizer + UndefinedBehaviorSanitizer (DESIGN.md "Conventions":
+# sanitizers clean). Builds into build-asan; any report fails the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+BUILD_DIR=build-asan BUILD_TYPE=Debug ci/build.sh -DCMAKE_C_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
+  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" > /dev/null
+ctest --test-dir build-asan -L quick -j "$(nproc)" --output-on-failure "$@"

@@ -1,0 +1,44 @@
+/* mutants_moe.c: fused MoE with one rule wrong (shared/spec/layouts.md §10). */
+#include "moe_op.h"
+#include "registry.h"
+
+/* T-ORD1 (sglang#32430, flashinfer#5291): [gate; up] read as [up; gate] (and back). */
+static void gate_up_swapped(qc_moe_cfg *m)
+{
+    m->act.order = m->act.order == QC_W13_GATE_UP ? QC_W13_UP_GATE : QC_W13_GATE_UP;
+}
+
+/* T-RSF (sglang#35152, #8511, vllm#45037): routed_scaling_factor in the weights AND after the sum. */
+static void rsf_twice(qc_moe_cfg *m)
+{
+    m->route.rsf_in_weights = 1;
+    m->rsf_out = m->route.rsf;
+}
+
+/* T-ACT1 (sglang#39939, TensorRT-LLM#13767): swiglu_limit silently dropped. */
+static void swiglu_no_clamp(qc_moe_cfg *m) { m->act.limit = -1.0f; }
+
+/* T-RT1 (sglang#3705, vllm#13474, DeepSeek-V3#741): experts of dropped groups scored 0, not -inf. */
+static void masked_groups_zero(qc_moe_cfg *m) { m->route.mask_zero = 1; }
+
+static int m_gate_up(qc_op_call *c) { return qc_moe_op(c, gate_up_swapped); }
+static int m_rsf(qc_op_call *c) { return qc_moe_op(c, rsf_twice); }
+static int m_clamp(qc_op_call *c) { return qc_moe_op(c, swiglu_no_clamp); }
+static int m_mask(qc_op_call *c) { return qc_moe_op(c, masked_groups_zero); }
+
+static const qc_impl impl_gate_up[] = {{"moe", m_gate_up}};
+static const qc_impl impl_rsf[] = {{"moe", m_rsf}};
+static const qc_impl impl_clamp[] = {{"moe", m_clamp}};
+static const qc_impl impl_mask[] = {{"moe", m_mask}};
+
+const qc_backend qc_mutant_moe_gate_up = {"mutant:moe-gate-up-swapped", "mutants",
+                                          "W13 halves read in the other order (layouts.md T-ORD1)", NULL,
+                                          impl_gate_up, 1};
+const qc_backend qc_mutant_moe_rsf_twice = {"mutant:moe-rsf-twice", "mutants",
+                                            "routed_scaling_factor applied twice (layouts.md T-RSF)", NULL, impl_rsf,
+                                            1};
+const qc_backend qc_mutant_moe_no_clamp = {"mutant:moe-swiglu-no-clamp", "mutants",
+                                           "swiglu_limit dropped (layouts.md T-ACT1)", NULL, impl_clamp, 1};
+const qc_backend qc_mutant_moe_mask_zero = {"mutant:moe-masked-groups-zero", "mutants",
+                                            "experts of dropped groups scored 0 instead of -inf (layouts.md T-RT1)",
+                                            NULL, impl_mask, 1};

@@ -1,0 +1,39 @@
+/* exact.h: the exact GEMM path (DESIGN.md "reference/exact"): operands dequantized exactly to
+ * fp64 (reference/ops/gemm.h) and multiplied through OpenBLAS dgemm; MPFR correctly-rounded dots
+ * certify, on sampled elements, that the fp64 path's own error is far below the fp32 bound.
+ * Only this library may use OpenBLAS and MPFR (libqcref stays libm-only). */
+#ifndef QCX_EXACT_H
+#define QCX_EXACT_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* C[M, N] = A[M, K] * B[N, K]^T in fp64 (cblas_dgemm RowMajor, NoTrans, Trans; a plain loop
+ * when the build has no OpenBLAS). Returns 0, or -1 when out of memory. */
+int qcx_dgemm_nt(size_t m, size_t n, size_t k, const double *a, const double *b, double *c);
+
+/* The reference GEMM: y[m, n] = alpha * (A B^T)[m, n] + bias[n] and s[m, n] >= |alpha| (|A| |B|^T)
+ * + |bias[n]| (an upper bound of the magnitude sum of gemm.h's bound: fp32 sgemm of magnitudes
+ * rounded up, inflated by 1/(1 - gamma32(K)), where every product is a normal fp32 value; else
+ * fp64); bias may be NULL. 0, or -1 out of memory. */
+int qcx_gemm(size_t m, size_t n, size_t k, const double *a, const double *b, double alpha, const double *bias,
+             double *y, double *s);
+
+/* "openblas" or "loop": what qcx_dgemm_nt runs on. */
+const char *qcx_blas_name(void);
+
+/* 1 when the build has MPFR (then qcx_dot_mpfr works), else 0. */
+int qcx_have_mpfr(void);
+
+/* sum_i a[i] * b[i] correctly rounded to fp64 (RNE): products exact at 106 bits, the sum exact at
+ * 2400 bits (the exponent range of fp64 products plus log2 K), one final rounding. */
+double qcx_dot_mpfr(const double *a, const double *b, size_t k);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

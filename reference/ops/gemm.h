@@ -1,0 +1,93 @@
+/* gemm.h: quantized GEMM reference math (shared/spec/formats.md §9): what each kind of W8A8 /
+ * MX / NVFP4 GEMM computes from its quantized operands, and the per-element error bound of a
+ * kernel that accumulates in fp32 (DESIGN.md "Comparison rules").
+ *
+ * C[m, n] = alpha * sum_k A[m, k] * B[n, k] + bias[n], A [M, K] activations, B [N, K] weights
+ * (the "TN" layout of torch._scaled_mm and every kernel of §9), where A and B are the operands
+ * dequantized EXACTLY: a code times its scale(s) is exact in fp64 (at most 4 + 4 + 24 significant
+ * bits), so the only rounding of the reference is the fp64 sum, certified by reference/exact.
+ * libm only: the fp64 product itself is computed by reference/exact (OpenBLAS dgemm). */
+#ifndef QCREF_GEMM_H
+#define QCREF_GEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../formats/formats.h"
+#include "../recipes/recipes.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The GEMM kinds of formats.md §9 and the recipes of their operands (gemm.c's table). */
+typedef enum qc_gemm_kind {
+    QC_GEMM_FP8_TENSOR,  /* §9.2 tensorwise: (sa*sb) * (A_q @ B_q) */
+    QC_GEMM_FP8_ROWWISE, /* §9.2 per-token x per-channel: acc * x_scale[m] * w_scale[n] */
+    QC_GEMM_FP8_BLOCK,   /* §9.1 1x128 activations x 128x128 weights, per-128 partial dots then scales */
+    QC_GEMM_MXFP8,       /* §9.3 e8m0 per 1x32 on both operands */
+    QC_GEMM_MXFP4_BF16,  /* §9.3 MXFP4 weights x bf16 activations (triton_kernels matmul_ogs w4a16) */
+    QC_GEMM_NVFP4,       /* §9.3 e4m3 per 1x16 on both, alpha = fl32(input_scale * weight_scale_2) */
+    QC_GEMM_KIND_COUNT
+} qc_gemm_kind;
+
+typedef struct qc_gemm_kind_info {
+    const char *name;
+    int recipe_a;     /* qc_recipe of A, or -1: A is rounded to bf16 (no scale) */
+    qc_recipe recipe_b;
+    int group_k;      /* the K extent of one scale (0: one scale for all of K) */
+    const char *doc;
+} qc_gemm_kind_info;
+
+const qc_gemm_kind_info *qcref_gemm_kind(int k); /* NULL out of range */
+int qcref_gemm_kind_from_name(const char *s);     /* -1 when unknown */
+
+/* Operand values in fp64, exactly: code * scale (nvfp4: code * e4m3 block scale; the global
+ * scale goes into alpha, as the kernels apply it). *pow2 is set to 0 when some scale is not a
+ * power of two (or zero): then the exactness proof of qcref_gemm_exact_grid does not apply. */
+void qcref_operand_f64(qc_recipe r, const qc_recipe_policy *p, const qc_quantized *q, double *out, int *pow2);
+
+/* alpha of a kind: fl32(gs_a * gs_b) for nvfp4 (formats.md §9.3), else 1. */
+float qcref_gemm_alpha(qc_gemm_kind k, float gs_a, float gs_b);
+
+/* The exponent of the lowest set bit of x (x finite and nonzero): x is a multiple of 2^lsb. */
+int qcref_lsb_exponent(double x);
+
+/* min over a row of qcref_lsb_exponent (zeros skipped; INT32_MAX for an all-zero row). */
+int qcref_row_lsb(const double *row, size_t n);
+
+/* Per-element error bound of an fp32-accumulating kernel against the reference's stored output,
+ * from the fp64 value y64 = alpha * dot + bias and s = |alpha| * sum_k |A B| + |bias| (both from
+ * fp64 dgemm). Terms (all in units of the fp32 roundoff u = 2^-24, gamma(n) = n u / (1 - n u),
+ * Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., §3.1 and (3.4)):
+ *   E    = gamma(K + 4) s + (K + 4) 2^-149   fp32: K products and K-1 sums in ANY order/blocking,
+ *                                             two scale products, alpha, bias; underflow per op
+ *   F    = gamma53(K + 2) s                   the fp64 reference's own sum (certified by MPFR)
+ *   out  = u_out (|y64| + F + E) twice        the kernel's and the reference's rounding to out
+ *   + one smallest subnormal of out for each of the two roundings.
+ * exact != 0 (qcref_gemm_exact_grid proved every partial sum exact in fp32 and y64 representable
+ * in out): 0, and the check is bit-exact. */
+double qcref_gemm_bound(double y64, double s, size_t k, qc_format out, int exact);
+
+/* The K of qcref_gemm_bound for a kernel's accumulation structure. grouped = 0: any order over all
+ * K terms (K). grouped = 1, the block-scaled kernels of formats.md §9.1 (Triton
+ * w8a8_block_fp8_matmul, DeepGEMM's promotion every 128): fp32 partial dots of exact code products
+ * over each group_k block in any order (group_k - 1 sums), two scale products, then the
+ * ceil(K / group_k) partials summed in any order: group_k + ceil(K / group_k) (Higham (3.4) on
+ * each level), far below K for large K. Kinds without K groups: K. */
+size_t qcref_gemm_bound_k(qc_gemm_kind kind, size_t k, int grouped);
+
+/* The exactness proof: every term alpha*A*B and the bias is a multiple of 2^grid (grid = the sum
+ * of the operands' row lsbs and alpha's, or the bias's lsb), and s < 2^(grid + 24): then every
+ * partial sum in every order is a multiple of 2^grid below 2^24 ulps, exact in fp32; power-of-two
+ * scales keep it so through the scale products. Returns 1 when that holds and y64 is exact in out. */
+int qcref_gemm_exact_grid(int grid, double s, double y64, qc_format out, int pow2_scales);
+
+/* y64 rounded (RNE) to the output format: bf16, f16 (16-bit codes) or f32 bits. */
+uint32_t qcref_gemm_round_out(double y64, qc_format out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
