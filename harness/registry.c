@@ -4,10 +4,12 @@
 
 #include <string.h>
 
-extern const qc_op qc_op_cast, qc_op_decode, qc_op_fp4_pack, qc_op_layout, qc_op_quant, qc_op_dequant;
+extern const qc_op qc_op_cast, qc_op_decode, qc_op_fp4_pack, qc_op_layout, qc_op_quant, qc_op_dequant,
+    qc_op_gemm, qc_op_moe;
 
 static const qc_op *const ops[] = {&qc_op_cast,   &qc_op_decode, &qc_op_fp4_pack,
-                                   &qc_op_layout, &qc_op_quant,  &qc_op_dequant};
+                                   &qc_op_layout, &qc_op_quant,  &qc_op_dequant,
+                                   &qc_op_gemm,   &qc_op_moe};
 
 int qc_op_count(void) { return (int)(sizeof ops / sizeof ops[0]); }
 const qc_op *qc_op_at(int i) { return i >= 0 && i < qc_op_count() ? ops[i] : NULL; }
@@ -26,6 +28,7 @@ static const qc_backend ref_backend = {"ref", "ref", "the scalar C reference (li
 extern const qc_backend *const qc_mutant_backends[];
 extern const int qc_mutant_backend_count;
 extern const qc_backend qc_selftest_crash, qc_selftest_hang, qc_selftest_refuse;
+extern const qc_backend qc_backend_cpu_avx512, qc_backend_cpu_amx; /* kernels/cpu/cpu_backend.c */
 
 static const qc_backend *backend_table[64];
 static int backend_n;
@@ -35,6 +38,8 @@ static void build_table(void)
     if (backend_n)
         return;
     backend_table[backend_n++] = &ref_backend;
+    backend_table[backend_n++] = &qc_backend_cpu_avx512;
+    backend_table[backend_n++] = &qc_backend_cpu_amx;
     for (int i = 0; i < qc_mutant_backend_count && backend_n < 60; i++)
         backend_table[backend_n++] = qc_mutant_backends[i];
     backend_table[backend_n++] = &qc_selftest_crash;

@@ -148,6 +148,8 @@ MUTANT("bf16-truncates", "cast", bf16_truncates, "fp32 -> bf16 by dropping the l
 
 extern const qc_backend qc_mutant_sf_unpadded_rows, qc_mutant_sf_unpadded_stride, qc_mutant_sf_column_major;
 extern const qc_backend qc_mutant_clamp_nan, qc_mutant_zero_block_nan;
+extern const qc_backend qc_mutant_gemm_scale_block;
+extern const qc_backend qc_mutant_moe_gate_up, qc_mutant_moe_rsf_twice, qc_mutant_moe_no_clamp, qc_mutant_moe_mask_zero;
 
 const qc_backend *const qc_mutant_backends[] = {
     &mutant_e2m1_ties_away,   &mutant_e8m0_byte0_zero,     &mutant_e8m0_ceil_log2,
@@ -156,5 +158,7 @@ const qc_backend *const qc_mutant_backends[] = {
     &mutant_e5m2_no_satfinite, &mutant_e2m1_nan_zero,     &mutant_bf16_truncates,
     &qc_mutant_sf_unpadded_rows, &qc_mutant_sf_unpadded_stride, &qc_mutant_sf_column_major,
     &qc_mutant_clamp_nan,        &qc_mutant_zero_block_nan,
+    &qc_mutant_gemm_scale_block, &qc_mutant_moe_gate_up, &qc_mutant_moe_rsf_twice, &qc_mutant_moe_no_clamp,
+    &qc_mutant_moe_mask_zero,
 };
 const int qc_mutant_backend_count = (int)(sizeof qc_mutant_backends / sizeof qc_mutant_backends[0]);

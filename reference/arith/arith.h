@@ -32,7 +32,13 @@ typedef enum qc_div_mode {
     QC_DIV_FULL  /* Triton fp32 `/`: div.full.f32 = mul.rn(a, rcp.approx.ftz(b)) */
 } qc_div_mode;
 
-static inline QC_HD float qcref_fl32_mul(float a, float b) { return a * b; }
+/* A product of two NaNs is a's NaN, quieted: the x86 rule for the first source operand, made
+ * explicit because C leaves the choice to the compiler (gcc and clang order the operands of the
+ * same `x * scale` differently, and the NaN's sign is a byte of the output). */
+static inline QC_HD float qcref_fl32_mul(float a, float b)
+{
+    return a != a ? qc_f32_from_bits(qc_f32_bits(a) | 0x00400000u) : a * b;
+}
 static inline QC_HD float qcref_fl32_div(float a, float b) { return a / b; }
 
 /* .ftz: a subnormal operand or result becomes the zero of its sign. */
@@ -44,7 +50,7 @@ static inline QC_HD float qcref_ftz(float x)
 
 static inline QC_HD float qcref_fl32_mul_ftz(float a, float b)
 {
-    return qcref_ftz(qcref_ftz(a) * qcref_ftz(b));
+    return qcref_ftz(qcref_fl32_mul(qcref_ftz(a), qcref_ftz(b)));
 }
 
 /* a * b as a kernel built in the given mode executes it: --use_fast_math implies -ftz=true, so

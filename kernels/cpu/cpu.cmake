@@ -1,0 +1,16 @@
+# kernels/cpu: the cpu-avx512 and cpu-amx backends, compiled into libqcharness (included from
+# harness/CMakeLists.txt). Only the kernel files get the AVX-512 flags; the registration file
+# checks cpuid at run time, so the build runs on any x86-64 CPU. QC_HAVE_AVX512 (cmake/QcOptional)
+# says whether the compiler can emit AVX-512; without it only the registration file is built and
+# the backend reports SKIPPED with the reason.
+set(QC_CPU_DIR ${PROJECT_SOURCE_DIR}/kernels/cpu)
+target_sources(qcharness PRIVATE ${QC_CPU_DIR}/cpu_backend.c)
+target_include_directories(qcharness PUBLIC ${QC_CPU_DIR})
+if(QC_HAVE_AVX512)
+  set(QC_CPU_AVX512_SOURCES ${QC_CPU_DIR}/cast_avx512.c ${QC_CPU_DIR}/quant_avx512.c ${QC_CPU_DIR}/swizzle_avx512.c)
+  target_sources(qcharness PRIVATE ${QC_CPU_AVX512_SOURCES})
+  # -ffp-contract=off: the scale chain is one IEEE operation per fl32() of the spec, as in libqcref.
+  set_source_files_properties(${QC_CPU_AVX512_SOURCES} PROPERTIES
+    COMPILE_OPTIONS "-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-ffp-contract=off")
+  set_source_files_properties(${QC_CPU_DIR}/cpu_backend.c PROPERTIES COMPILE_DEFINITIONS QC_CPU_AVX512_BUILT=1)
+endif()

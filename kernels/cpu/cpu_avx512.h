@@ -1,0 +1,47 @@
+/* cpu_avx512.h: the AVX-512 kernels of the cpu-avx512 backend (kernels/cpu/), shared by the
+ * backend's op adapters (cpu_backend.c), tests/test_cpu_avx512.c and bench/bench_cpu.c.
+ *
+ * Every function here is compiled with -mavx512f -mavx512bw -mavx512vl -mavx512dq and must only be
+ * called after qc_cpu_avx512_unavailable() returned NULL. Each kernel claims bit-exactness with the
+ * reference under the policy it is given (the profile of the case): the harness checks it. */
+#ifndef QC_CPU_AVX512_H
+#define QC_CPU_AVX512_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "formats/formats.h"
+#include "recipes/recipes.h"
+
+/* NULL when this CPU (cpuid) and this build can run the kernels, else the reason. */
+const char *qc_cpu_avx512_unavailable(void);
+
+/* cast_avx512.c. Which (format, policy) pairs are vectorized: every minifloat (e4m3fn, e4m3fnuz,
+ * e5m2, e5m2fnuz, e2m1, e2m3, e3m2, bf16, f16) under every policy, and e8m0 under every rule but
+ * log2-ceil (libm log2f). */
+int qc_avx512_cast_supported(qc_format to, const qc_cast_policy *p);
+/* x[n] -> codes: one byte per code for <= 8-bit formats, uint16 for bf16/f16. 0, or -1 when
+ * (to, p) is not supported. */
+int qc_avx512_cast(qc_format to, const qc_cast_policy *p, const float *x, size_t n, void *codes);
+/* The same from bf16 bit patterns (an exact widening; the harness's cast op takes fp32). */
+int qc_avx512_cast_bf16(qc_format to, const qc_cast_policy *p, const uint16_t *x, size_t n, void *codes);
+
+/* quant_avx512.c. Vectorized recipes: tensor, token, token_group (every profile: amax, scale
+ * formula, pow2 rounding, element op, clamp and cast are the policy's), mxfp8/mxfp6/mxfp4 (every
+ * profile whose e8m0 rule is not log2-ceil), nvfp4 flashinfer-fast, flashinfer-te, sgl-kernel and
+ * torchao. Not vectorized: block (128x128 tiles). Fills out as qcref_quant does (canonical
+ * layouts, one code per byte); static_scale / gscale_encode as qcref_quant. 0, or -1 when the
+ * recipe or policy is not supported. */
+int qc_avx512_quant_supported(qc_recipe r, const qc_recipe_policy *p);
+int qc_avx512_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, size_t rows, size_t cols,
+                    const float *static_scale, const float *gscale_encode, qc_quantized *out);
+
+/* The 16-lane emulation of the GPU's rcp.approx.ftz.f32 the quant chains use (a gather from the
+ * reference's measured table, reference/arith/rcp_approx_core.h), for the tests: y[i] = rcp(x[i]). */
+void qc_avx512_rcp_approx(const float *x, size_t n, float *y);
+
+/* swizzle_avx512.c: the 128x4 block-scale swizzle of 1-byte scales (layouts.md §1), source
+ * [B, R, C] -> destination [B, Rp, Cp] in 512-byte atoms, padding zero. */
+void qc_avx512_sf128x4(const uint8_t *src, int64_t B, int64_t R, int64_t C, uint8_t *dst);
+
+#endif

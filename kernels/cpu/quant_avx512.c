@@ -1,0 +1,512 @@
+/* quant_avx512.c: the quant op's kernels (cpu-avx512 backend): tensor, token and token_group FP8
+ * (spec formats.md §6.2, §6.3), MXFP8/MXFP6/MXFP4 (§5), NVFP4 (§4).
+ *
+ * Claim: the bytes of qcref_quant (reference/recipes/) under the recipe profile of the case, bit
+ * for bit: every token_group profile (sgl-kernel, sgl-kernel-sm100, triton-row, triton-col,
+ * deepgemm-ref, vllm-cpp, with and without ue8m0), every mx profile whose e8m0 rule is not
+ * log2-ceil (torchao-floor/ceil/even/rceil, ocp, flashinfer-cutedsl, flashinfer-fast,
+ * triton-kernels, sgl-kernel, aiter), and the four nvfp4 orders (flashinfer-fast, sgl-kernel,
+ * flashinfer-te, torchao). Not here: block (128x128 tiles) and log2-ceil e8m0 (modelopt mxfp4):
+ * the backend falls back to the reference for those.
+ *
+ * A row is done in three passes: the amax of each group (16 lanes, the profile's NaN rule), the
+ * scale chain of 16 groups at a time (amax -> scale -> e8m0/e4m3 byte -> element multiplier, every
+ * knob of the policy; the GPU's rcp.approx.ftz is the reference's measured table, gathered), then
+ * the elements (x * c with or without flush-to-zero, or the IEEE x / c, the clamp, the cast of
+ * encode_avx512.h). The chain is written from the spec, not from the reference's code; one step
+ * stays scalar per lane: exp2f(ceilf(log2f(s))) of the log2-ceil pow2 rounding (libm). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "cpu_avx512.h"
+#include "encode_avx512.h"
+
+/* ---- scalar helpers ---- */
+
+static float ftz(float x) { return fabsf(x) < 0x1p-126f ? copysignf(0.0f, x) : x; }
+static float recip(float b, qc_div_mode m) { return m == QC_DIV_IEEE ? 1.0f / b : qcref_rcp_approx_ftz(b); }
+
+/* ---- 16-lane passes ---- */
+
+/* How far ahead the amax pass prefetches its input: the element pass re-reads each group from L1. */
+#ifndef QC_PREFETCH_BYTES
+#define QC_PREFETCH_BYTES 2048
+#endif
+
+static __mmask16 tail(size_t n) { return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1); }
+
+/* max |x| over n elements; a NaN element is skipped (fmaxf) or, under PROPAGATE, the first NaN's
+ * |x| is the result (torch amax). */
+static float group_amax(const float *x, size_t n, qc_amax_nan rule)
+{
+    __m512 m = _mm512_setzero_ps();
+    __mmask16 nan = 0;
+    for (size_t i = 0; i < n; i += 16) {
+        _mm_prefetch((const char *)(x + i) + QC_PREFETCH_BYTES, _MM_HINT_T0); /* the first touch of x */
+        __m512 a = _mm512_abs_ps(_mm512_maskz_loadu_ps(tail(n - i), x + i));
+        nan |= _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q);
+        m = _mm512_max_ps(a, m); /* MAXPS returns the second operand when the first is NaN */
+    }
+    if (nan && rule == QC_AMAX_NAN_PROPAGATE)
+        for (size_t i = 0; i < n; i++)
+            if (x[i] != x[i])
+                return fabsf(x[i]);
+    return _mm512_reduce_max_ps(m);
+}
+
+/* The element op of a row: x * c (EL_MUL, EL_MUL_FTZ under fast math) or the IEEE x / c (EL_DIV),
+ * one c per group; then the clamp, then the cast. */
+typedef enum { EL_MUL, EL_MUL_FTZ, EL_DIV } elem_kind;
+
+typedef struct elem_op {
+    elem_kind kind;
+    qc_clamp clamp;
+    float clamp_max;
+} elem_op;
+
+static inline __m512 ftz16(__m512 v)
+{
+    __mmask16 tiny = _mm512_cmp_ps_mask(_mm512_abs_ps(v), _mm512_set1_ps(0x1p-126f), _CMP_LT_OQ);
+    return _mm512_mask_and_ps(v, tiny, v, _mm512_castsi512_ps(_mm512_set1_epi32((int)QC_F32_SIGN)));
+}
+
+/* scale.c qcref_recipe_clamp with each NaN rule: MINPS/MAXPS return the second operand on NaN. */
+static inline __m512 clamp16(__m512 v, qc_clamp c, __m512 m, __m512 neg)
+{
+    switch (c) {
+    case QC_CLAMP_TORCH: return _mm512_max_ps(neg, _mm512_min_ps(m, v));  /* NaN propagates */
+    case QC_CLAMP_FMINF: return _mm512_max_ps(_mm512_min_ps(v, m), neg);  /* NaN -> +max */
+    case QC_CLAMP_TRITON: return _mm512_min_ps(_mm512_max_ps(v, neg), m); /* NaN -> -max */
+    default: return v;
+    }
+}
+
+/* x * c for a NaN multiplier c: x's NaN (quieted) where x is NaN, else c's. The reference pins
+ * the NaN of a product of two NaNs to the first operand's (arith.h qcref_fl32_mul), and x is the
+ * first operand of every element product (scale.c, mx.c, nvfp4.c). */
+static inline __m512 nan_product(__m512 x, float c)
+{
+    __m512 r = _mm512_set1_ps(c + c);
+    __m512 qx = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(x), V1(0x00400000)));
+    return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), qx);
+}
+
+/* q[0..n) from x[0..n) in groups of `group` elements (the last may be shorter), multiplier c[b]
+ * of group b. The op's kind, clamp and tie rule are arguments that elem_row passes as constants,
+ * so that the compiler writes one loop per combination without a test inside. */
+static inline __attribute__((always_inline)) void elem_row_with(const float *x, size_t n, size_t group, const float *c,
+                                                                uint8_t *q, elem_op op, const mf_plan k,
+                                                                const elem_kind kind, const qc_clamp clamp, const int even)
+{
+    const __m512 m = _mm512_set1_ps(op.clamp_max), neg = _mm512_set1_ps(-op.clamp_max);
+    /* Flushing a subnormal product is invisible in a format whose smallest subnormal is far above
+     * 2^-126 (every element format here): both give a zero code of the product's sign. Only
+     * modelopt's zero rule (exact +-0 -> sign bit) tells them apart. */
+    const int out_ftz = k.zero_modelopt || k.bits > 8;
+    for (size_t g0 = 0, b = 0; g0 < n; g0 += group, b++) {
+        float cs = c[b];
+        __m512 cv = _mm512_set1_ps(kind == EL_MUL_FTZ ? ftz(cs) : cs);
+        int nan_c = cs != cs && kind != EL_DIV;
+        size_t g1 = g0 + group < n ? g0 + group : n;
+        for (size_t i = g0; i < g1; i += 16) {
+            __mmask16 t = tail(g1 - i);
+            __m512 v = _mm512_maskz_loadu_ps(t, x + i);
+            if (nan_c)
+                v = nan_product(v, cs);
+            else if (kind == EL_DIV)
+                v = _mm512_div_ps(v, cv);
+            else if (kind == EL_MUL_FTZ && out_ftz)
+                v = ftz16(_mm512_mul_ps(ftz16(v), cv));
+            else if (kind == EL_MUL_FTZ)
+                v = _mm512_mul_ps(ftz16(v), cv);
+            else
+                v = _mm512_mul_ps(v, cv);
+            v = clamp16(v, clamp, m, neg);
+            _mm512_mask_cvtepi32_storeu_epi8(q + i, t, mf_encode16_with(k, _mm512_castps_si512(v), even));
+        }
+    }
+}
+
+#define ELEM_KINDS(CLAMP, EVEN)                                                                       \
+    switch (op.kind) {                                                                               \
+    case EL_DIV: elem_row_with(x, n, group, c, q, op, k, EL_DIV, CLAMP, EVEN); return;               \
+    case EL_MUL_FTZ: elem_row_with(x, n, group, c, q, op, k, EL_MUL_FTZ, CLAMP, EVEN); return;       \
+    default: elem_row_with(x, n, group, c, q, op, k, EL_MUL, CLAMP, EVEN); return;                   \
+    }
+#define ELEM_CLAMPS(EVEN)                                                       \
+    switch (op.clamp) {                                                         \
+    case QC_CLAMP_TORCH: ELEM_KINDS(QC_CLAMP_TORCH, EVEN)                       \
+    case QC_CLAMP_FMINF: ELEM_KINDS(QC_CLAMP_FMINF, EVEN)                       \
+    case QC_CLAMP_TRITON: ELEM_KINDS(QC_CLAMP_TRITON, EVEN)                     \
+    default: ELEM_KINDS(QC_CLAMP_NONE, EVEN)                                    \
+    }
+
+static void elem_row(const float *x, size_t n, size_t group, const float *c, uint8_t *q, elem_op op, const mf_plan k)
+{
+    if (group == 0)
+        return;
+    if (k.ties == QC_TIES_EVEN)
+        ELEM_CLAMPS(1)
+    ELEM_CLAMPS(0)
+}
+
+/* rcp.approx.ftz.f32 on 16 lanes, the emulation of reference/arith/rcp_approx_core.h: the
+ * correctly rounded 1/mantissa (one IEEE division is exactly that RNE) plus the measured delta
+ * of the table (2 bits per mantissa, gathered as 32-bit words), rescaled by the exponent. */
+static inline __m512 rcp16(__m512 x, const uint8_t *table)
+{
+    __m512i b = _mm512_castps_si512(x), sign = _mm512_and_si512(b, V1(QC_F32_SIGN)), a = _mm512_and_si512(b, V1(QC_F32_ABS));
+    __m512i m = _mm512_and_si512(a, V1(0x7FFFFF));
+    __m512 mant = _mm512_castsi512_ps(_mm512_or_si512(m, V1(0x3F800000)));
+    __m512i r = _mm512_castps_si512(_mm512_div_ps(_mm512_set1_ps(1.0f), mant));
+    __m512i word = _mm512_i32gather_epi32(_mm512_srli_epi32(m, 4), (const void *)table, 4);
+    __m512i code = _mm512_and_si512(_mm512_srlv_epi32(word, _mm512_slli_epi32(_mm512_and_si512(m, V1(15)), 1)), V1(3));
+    r = _mm512_sub_epi32(_mm512_add_epi32(r, code), V1(1));
+    __m512i re = _mm512_sub_epi32(_mm512_srli_epi32(r, 23), _mm512_sub_epi32(_mm512_srli_epi32(a, 23), V1(127)));
+    __m512i v = _mm512_or_si512(sign, _mm512_or_si512(_mm512_slli_epi32(re, 23), _mm512_and_si512(r, V1(0x7FFFFF))));
+    v = _mm512_mask_mov_epi32(v, _mm512_cmple_epi32_mask(re, _mm512_setzero_si512()), sign); /* below normal: flushed */
+    v = _mm512_mask_mov_epi32(v, _mm512_cmplt_epu32_mask(a, V1(0x00800000)), _mm512_or_si512(sign, V1(QC_F32_INF)));
+    v = _mm512_mask_mov_epi32(v, _mm512_cmpeq_epi32_mask(a, V1(QC_F32_INF)), sign);
+    v = _mm512_mask_mov_epi32(v, _mm512_cmpgt_epu32_mask(a, V1(QC_F32_INF)), V1(0x7FFFFFFF));
+    return _mm512_castsi512_ps(v);
+}
+
+/* e4m3fn codes -> fp32 (spec §1.1): NaN 0x7F decodes to sign | 0x7FC00000 (docs/DECISIONS.md). */
+static inline __m512 e4m3fn_decode16(__m512i c)
+{
+    __m512i mag = _mm512_and_si512(c, V1(0x7F)), e = _mm512_srli_epi32(mag, 3), m = _mm512_and_si512(mag, V1(7));
+    __m512i normal = _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(e, V1(120)), 23), _mm512_slli_epi32(m, 20));
+    __m512i sub = _mm512_castps_si512(_mm512_mul_ps(_mm512_cvtepi32_ps(m), _mm512_set1_ps(0x1p-9f)));
+    __m512i v = _mm512_mask_mov_epi32(normal, _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512()), sub);
+    v = _mm512_mask_mov_epi32(v, _mm512_cmpeq_epi32_mask(mag, V1(0x7F)), V1(QC_F32_QNAN));
+    return _mm512_castsi512_ps(_mm512_or_si512(v, _mm512_slli_epi32(_mm512_and_si512(c, V1(0x80)), 24)));
+}
+
+/* ---- the arithmetic of the scale chain on 16 groups (arith.h) ---- */
+
+static inline __m512 mul16(__m512 a, __m512 b, int fast)
+{
+    return fast ? ftz16(_mm512_mul_ps(ftz16(a), ftz16(b))) : _mm512_mul_ps(a, b);
+}
+
+static inline __m512 recip16(__m512 b, qc_div_mode m, const uint8_t *tab)
+{
+    return m == QC_DIV_IEEE ? _mm512_div_ps(_mm512_set1_ps(1.0f), b) : rcp16(b, tab);
+}
+
+/* a / b as the kernel's build executes it: div.rn, or a * rcp.approx(b) (ftz under fast math). */
+static inline __m512 divm16(__m512 a, __m512 b, qc_div_mode m, const uint8_t *tab)
+{
+    return m == QC_DIV_IEEE ? _mm512_div_ps(a, b) : mul16(a, rcp16(b, tab), m == QC_DIV_FAST);
+}
+
+/* e8m0 bytes -> fp32 under each decoder of spec formats.md §2.3. */
+static inline __m512 e8m0_decode16(__m512i E, qc_e8m0_decoder d)
+{
+    const __m512i zero = _mm512_setzero_si512();
+    __mmask16 e0 = _mm512_cmpeq_epi32_mask(E, zero);
+    __m512i shifted = _mm512_slli_epi32(E, 23), r;
+    switch (d) {
+    case QC_E8M0_DEC_SHIFT: r = shifted; break;
+    case QC_E8M0_DEC_EXP2: r = _mm512_mask_mov_epi32(shifted, e0, V1(0x00400000)); break;
+    case QC_E8M0_DEC_TRTLLM_RCP: /* exp2f_rcp: 2^(127 - E), 1 for E = 0, 254 -> 2^-127, 255 -> 2^-128 */
+        r = _mm512_slli_epi32(_mm512_sub_epi32(V1(254), E), 23);
+        r = _mm512_mask_mov_epi32(r, _mm512_cmpgt_epu32_mask(E, V1(253)),
+                                  _mm512_srlv_epi32(V1(0x00400000), _mm512_sub_epi32(E, V1(254))));
+        r = _mm512_mask_mov_epi32(r, e0, V1(0x3F800000));
+        break;
+    case QC_E8M0_DEC_CUTEDSL_INV:
+        r = _mm512_maskz_mov_epi32(~e0 & _mm512_cmplt_epu32_mask(E, V1(254)), _mm512_slli_epi32(_mm512_sub_epi32(V1(254), E), 23));
+        break;
+    default: /* torch, CUDA, ml_dtypes */
+        r = _mm512_mask_mov_epi32(_mm512_mask_mov_epi32(shifted, e0, V1(0x00400000)), _mm512_cmpeq_epi32_mask(E, V1(255)),
+                                  V1(QC_F32_QNAN));
+        break;
+    }
+    return _mm512_castsi512_ps(r);
+}
+
+/* The scale chain's constants, once per quantize call. */
+typedef struct chain {
+    const qc_recipe_policy *p;
+    const uint8_t *tab;
+    int fast;
+    float rcp_max; /* fl32(1 / elem_max) under the recipe's division */
+} chain;
+
+static chain chain_of(const qc_recipe_policy *p)
+{
+    chain c = {p, qcref_rcp_table(), p->div_mode == QC_DIV_FAST, recip(p->elem_max, p->div_mode)};
+    return c;
+}
+
+/* ---- tensor, token, token_group: scale.c's knobs, one per step ---- */
+
+/* max(amax, eps) as torch.clamp(min=eps): a NaN amax stays NaN. */
+static inline __m512 amax_used16(__m512 amax, const qc_recipe_policy *p)
+{
+    if (p->eps_at != QC_EPS_AMAX)
+        return amax;
+    __m512 eps = _mm512_set1_ps(p->eps);
+    return _mm512_mask_mov_ps(amax, _mm512_cmp_ps_mask(amax, eps, _CMP_LT_OQ), eps);
+}
+
+/* exp2(ceil(log2(s))) in float (sglang/vLLM Triton, vLLM C++): libm, lane by lane. */
+static __m512 log2_ceil16(__m512 s)
+{
+    float v[16];
+    _mm512_storeu_ps(v, s);
+    for (int i = 0; i < 16; i++)
+        v[i] = exp2f(ceilf(log2f(v[i])));
+    return _mm512_loadu_ps(v);
+}
+
+static __m512 scale_of16(__m512 amax, const chain *k)
+{
+    const qc_recipe_policy *p = k->p;
+    __m512 a = amax_used16(amax, p), mx = _mm512_set1_ps(p->elem_max), s;
+    if (p->scale_op == QC_SCALE_MUL_RCP) /* amax * fl32(1/max) */
+        s = mul16(a, _mm512_set1_ps(k->rcp_max), k->fast);
+    else if (p->scale_op == QC_SCALE_RCP_OF_MULT) /* 1 / fl32(max / amax) */
+        s = recip16(divm16(mx, a, p->div_mode, k->tab), p->div_mode, k->tab);
+    else
+        s = divm16(a, mx, p->div_mode, k->tab);
+    if (p->eps_at == QC_EPS_SCALE) /* fmaxf(s, eps): NaN -> eps (MAXPS returns the second operand) */
+        s = _mm512_max_ps(s, _mm512_set1_ps(p->eps));
+    if (p->pow2 == QC_POW2_E8M0)
+        return e8m0_decode16(e8_encode16(&p->pow2_policy, _mm512_castps_si512(s)), p->pow2_policy.e8m0_decoder);
+    if (p->pow2 == QC_POW2_LOG2_CEIL)
+        return log2_ceil16(s);
+    return s;
+}
+
+static elem_op tiled_op(const qc_recipe_policy *p)
+{
+    qc_elem_op e = p->elem_op == QC_ELEM_MUL_MAX_AMAX && p->pow2 != QC_POW2_NONE ? QC_ELEM_MUL_RCP : p->elem_op;
+    elem_op o = {p->div_mode == QC_DIV_FAST ? EL_MUL_FTZ : EL_MUL, p->clamp, p->clamp_max};
+    if (e == QC_ELEM_DIV && p->div_mode == QC_DIV_IEEE)
+        o.kind = EL_DIV;
+    return o;
+}
+
+/* The multiplier (or IEEE divisor) of each group with scale s (scale.c `scaled`); sgl-kernel's
+ * ue8m0 y_scale = fast_pow2(-exp) is exactly 1/s, hence MUL_RCP there. */
+static __m512 tiled_c16(__m512 s, __m512 amax, const chain *k)
+{
+    const qc_recipe_policy *p = k->p;
+    qc_elem_op e = p->elem_op == QC_ELEM_MUL_MAX_AMAX && p->pow2 != QC_POW2_NONE ? QC_ELEM_MUL_RCP : p->elem_op;
+    if (e == QC_ELEM_DIV) /* div.approx / div.full = a * rcp.approx(b) */
+        return p->div_mode == QC_DIV_IEEE ? s : rcp16(s, k->tab);
+    if (e == QC_ELEM_MUL_MAX_AMAX)
+        return divm16(_mm512_set1_ps(p->elem_max), amax_used16(amax, p), p->div_mode, k->tab);
+    __m512 r = recip16(s, p->div_mode, k->tab);
+    if (p->zero_guard) /* scale 0 -> multiplier 0 */
+        r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(s, _mm512_setzero_ps(), _CMP_EQ_OQ), _mm512_setzero_ps());
+    return r;
+}
+
+static void tiled_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, size_t rows, size_t cols,
+                        const float *static_scale, qc_quantized *out, float *c)
+{
+    const mf_plan k = mf_plan_of(qcref_minifloat(p->elem), &p->cast);
+    const chain ch = chain_of(p);
+    size_t g = r == QC_RECIPE_TOKEN_GROUP ? (size_t)p->group : cols;
+    size_t nrow = r == QC_RECIPE_TENSOR ? 1 : rows, len = r == QC_RECIPE_TENSOR ? rows * cols : cols;
+    size_t ng = len ? (len + g - 1) / g : 0;
+    if (r != QC_RECIPE_TOKEN_GROUP) /* tiled.c: tensor and token have one scale per tile, even when empty */
+        g = len ? len : 1, ng = 1;
+    float *amax = c + ng + 16;
+    for (size_t i = 0; i < nrow; i++) {
+        const float *xr = x + i * len;
+        for (size_t b = 0; b < ng; b++)
+            amax[b] = group_amax(xr + b * g, b * g + g < len ? g : len - b * g, p->amax_nan);
+        for (size_t j = 0; j < ng; j += 16) {
+            __mmask16 t = tail(ng - j);
+            __m512 av = _mm512_maskz_loadu_ps(t, amax + j);
+            __m512 s = static_scale ? _mm512_set1_ps(*static_scale) : scale_of16(av, &ch);
+            _mm512_mask_storeu_ps(out->scale_f32 + i * ng + j, t, s);
+            _mm512_mask_storeu_ps(c + j, t, tiled_c16(s, av, &ch));
+        }
+        elem_row(xr, len, g, c, out->q + i * len, tiled_op(p), k);
+    }
+}
+
+/* ---- mx (spec §5) ---- */
+
+/* flashinfer float_to_ue8m0_fast: ceil of the exponent, <= 0 -> 0, NaN and overflow -> 254. */
+static inline __m512i cutedsl16(__m512 d)
+{
+    __m512i b = _mm512_castps_si512(d);
+    __m512i E = _mm512_min_epu32(e8_ceil_exp(_mm512_srli_epi32(b, 23), _mm512_and_si512(b, V1(0x7FFFFF))), V1(254));
+    E = _mm512_maskz_mov_epi32(_mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_GT_OQ), E);
+    return _mm512_mask_mov_epi32(E, _mm512_cmp_ps_mask(d, d, _CMP_UNORD_Q), V1(254));
+}
+
+static __m512i mx_byte16(__m512 amax, const chain *k)
+{
+    const qc_recipe_policy *p = k->p;
+    if (p->mx_rule == QC_MX_E8M0_OF_AMAX) /* torchao FLOOR/CEIL/EVEN, OCP: the rule subtracts emax */
+        return e8_encode16(&p->pow2_policy, _mm512_castps_si512(amax));
+    if (p->mx_rule == QC_MX_CUTEDSL)
+        return cutedsl16(scale_of16(amax, k));
+    return e8_encode16(&p->pow2_policy, _mm512_castps_si512(scale_of16(amax, k)));
+}
+
+static elem_op mx_elem_op(const qc_recipe_policy *p)
+{
+    elem_op o = {p->div_mode == QC_DIV_FAST ? EL_MUL_FTZ : EL_MUL, p->clamp, p->clamp_max};
+    if (p->mx_op == QC_MX_DIV)
+        o.kind = EL_DIV;
+    return o;
+}
+
+/* The multiplier (or, for QC_MX_DIV, the IEEE divisor) of each block (mx.c mx_scaled). */
+static __m512 mx_c16(__m512i byte, __m512 amax, const chain *k)
+{
+    const qc_recipe_policy *p = k->p;
+    __m512 d = e8m0_decode16(byte, p->mx_dec), c;
+    switch (p->mx_op) {
+    case QC_MX_MUL: c = d; break;
+    case QC_MX_MUL_RCP: c = rcp16(d, k->tab); break;
+    case QC_MX_MUL_RECIP_NZ:
+        c = _mm512_mask_mov_ps(recip16(d, p->div_mode, k->tab), _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_EQ_OQ),
+                               _mm512_setzero_ps());
+        break;
+    default: c = d; break; /* x / 2^(E-127), one IEEE rounding */
+    }
+    if (p->mx_zero_guard) /* TRT-LLM: outputScale = vecMax != 0 ? ... : 0; x / Inf = x * 0 for every x */
+        c = _mm512_mask_mov_ps(c, _mm512_cmp_ps_mask(amax, _mm512_setzero_ps(), _CMP_EQ_OQ),
+                               _mm512_set1_ps(p->mx_op == QC_MX_DIV ? INFINITY : 0.0f));
+    return c;
+}
+
+static void mx_quant(const qc_recipe_policy *p, const float *x, size_t rows, size_t cols, qc_quantized *out, float *c)
+{
+    const mf_plan k = mf_plan_of(qcref_minifloat(p->elem), &p->cast);
+    const chain ch = chain_of(p);
+    size_t g = (size_t)p->group, ng = cols / g;
+    float *amax = c + ng + 16;
+    for (size_t i = 0; i < rows; i++) {
+        const float *xr = x + i * cols;
+        for (size_t b = 0; b < ng; b++)
+            amax[b] = group_amax(xr + b * g, g, p->amax_nan);
+        for (size_t j = 0; j < ng; j += 16) {
+            __mmask16 t = tail(ng - j);
+            __m512 av = _mm512_maskz_loadu_ps(t, amax + j);
+            __m512i byte = mx_byte16(av, &ch);
+            _mm512_mask_cvtepi32_storeu_epi8(out->scale_u8 + i * ng + j, t, byte);
+            _mm512_mask_storeu_ps(c + j, t, mx_c16(byte, av, &ch));
+        }
+        elem_row(xr, ng * g, g, c, out->q + i * cols, mx_elem_op(p), k);
+    }
+}
+
+/* ---- nvfp4 (spec §4.1-§4.3) ---- */
+
+static float nv_global(const qc_recipe_policy *p, float amax_t)
+{
+    if (p->nv_gscale == QC_GSCALE_TORCHAO)
+        return amax_t / 2688.0f; /* per_tensor_scale, the decode form */
+    float gs = amax_t == 0.0f ? 0x1.fffffep127f : 2688.0f / amax_t;
+    if (p->nv_gscale == QC_GSCALE_TE) {
+        gs = gs > 0x1.fffffep127f ? 0x1.fffffep127f : gs;
+        gs = gs == 0.0f ? 1.0f : gs;
+    }
+    return gs;
+}
+
+/* nvfp4.c sf_value: the fp32 block scale before its e4m3 cast. */
+static inline __m512 nv_sf_value16(const qc_recipe_policy *p, __m512 vm, float g)
+{
+    if (p->nv_order == QC_NVFP4_TE)
+        return _mm512_mul_ps(vm, _mm512_set1_ps(g * (1.0f / 6.0f)));
+    if (p->nv_order == QC_NVFP4_TORCHAO) { /* clamp to [2^-6, 448], NaN kept */
+        __m512 v = _mm512_div_ps(_mm512_div_ps(vm, _mm512_set1_ps(6.0f)), _mm512_set1_ps(g));
+        return _mm512_min_ps(_mm512_set1_ps(448.0f), _mm512_max_ps(_mm512_set1_ps(0.015625f), v));
+    }
+    return _mm512_mul_ps(_mm512_set1_ps(g), _mm512_mul_ps(vm, _mm512_set1_ps(qcref_rcp_approx_ftz(6.0f))));
+}
+
+/* nvfp4.c output_scale: the element multiplier of each block. */
+static inline __m512 nv_output16(const qc_recipe_policy *p, __m512 vm, __m512 sfdec, float g, const uint8_t *table)
+{
+    __mmask16 zero = _mm512_cmp_ps_mask(p->nv_zero == QC_ZERO_SFVALUE ? sfdec : vm, _mm512_setzero_ps(), _CMP_EQ_OQ);
+    if (p->nv_order == QC_NVFP4_TORCHAO)
+        return _mm512_div_ps(_mm512_set1_ps(1.0f / g), sfdec);
+    if (p->nv_order == QC_NVFP4_TE) {
+        __m512 o = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_mul_ps(sfdec, _mm512_set1_ps(1.0f / g)));
+        o = _mm512_mask_mov_ps(o, zero, _mm512_setzero_ps());
+        return _mm512_min_ps(_mm512_set1_ps(0x1.fffffep127f), o); /* NaN kept */
+    }
+    __m512 o = rcp16(_mm512_mul_ps(sfdec, _mm512_set1_ps(qcref_rcp_approx_ftz(g))), table);
+    return _mm512_mask_mov_ps(o, zero, _mm512_setzero_ps());
+}
+
+static void nvfp4_quant(const qc_recipe_policy *p, const float *x, size_t rows, size_t cols, const float *ge,
+                        qc_quantized *out, float *c)
+{
+    const mf_plan k = mf_plan_of(qcref_minifloat(QC_E2M1), &p->cast);
+    const mf_plan ksf = mf_plan_of(qcref_minifloat(QC_E4M3FN), &p->sf_cast);
+    const uint8_t *table = qcref_rcp_table();
+    float g = ge ? (p->nv_order == QC_NVFP4_TORCHAO ? 1.0f / *ge : *ge)
+                 : nv_global(p, group_amax(x, rows * cols, p->amax_nan));
+    out->gscale = p->nv_order == QC_NVFP4_TORCHAO ? g : 1.0f / g;
+    elem_op op = {EL_MUL, p->clamp, p->clamp_max};
+    size_t b = (size_t)p->group, nb = cols / b;
+    float *vecmax = c + nb + 16;
+    for (size_t i = 0; i < rows; i++) {
+        const float *xr = x + i * cols;
+        for (size_t j = 0; j < nb; j++)
+            vecmax[j] = group_amax(xr + j * b, b, p->amax_nan);
+        for (size_t j = 0; j < nb; j += 16) {
+            __mmask16 t = tail(nb - j);
+            __m512 vm = _mm512_maskz_loadu_ps(t, vecmax + j);
+            __m512i sf = mf_encode16(ksf, _mm512_castps_si512(nv_sf_value16(p, vm, g)));
+            _mm512_mask_cvtepi32_storeu_epi8(out->scale_u8 + i * nb + j, t, sf);
+            _mm512_mask_storeu_ps(c + j, t, nv_output16(p, vm, e4m3fn_decode16(sf), g, table));
+        }
+        elem_row(xr, nb * b, b, c, out->q + i * cols, op, k);
+    }
+}
+
+/* ---- entry ---- */
+
+void qc_avx512_rcp_approx(const float *x, size_t n, float *y)
+{
+    const uint8_t *table = qcref_rcp_table();
+    for (size_t i = 0; i < n; i += 16)
+        _mm512_mask_storeu_ps(y + i, tail(n - i), rcp16(_mm512_maskz_loadu_ps(tail(n - i), x + i), table));
+}
+
+
+static int needs_log2_e8m0(qc_recipe r, const qc_recipe_policy *p)
+{
+    int e8 = (r == QC_RECIPE_TOKEN_GROUP && p->pow2 == QC_POW2_E8M0) ||
+             (r >= QC_RECIPE_MXFP8 && r <= QC_RECIPE_MXFP4 && p->mx_rule != QC_MX_CUTEDSL);
+    return e8 && !qc_avx512_cast_supported(QC_E8M0, &p->pow2_policy);
+}
+
+int qc_avx512_quant_supported(qc_recipe r, const qc_recipe_policy *p)
+{
+    if (r == QC_RECIPE_BLOCK || r >= QC_RECIPE_COUNT || !qcref_is_minifloat(p->elem) || qcref_format_bits(p->elem) > 8)
+        return 0;
+    return !needs_log2_e8m0(r, p);
+}
+
+int qc_avx512_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, size_t rows, size_t cols,
+                    const float *static_scale, const float *gscale_encode, qc_quantized *out)
+{
+    if (!qc_avx512_quant_supported(r, p))
+        return -1;
+    float *c = malloc((2 * cols + 64) * sizeof *c); /* per-group multipliers (and nvfp4 amaxes) of one row */
+    if (!c)
+        return -1;
+    if (r == QC_RECIPE_NVFP4)
+        nvfp4_quant(p, x, rows, cols, gscale_encode, out, c);
+    else if (r >= QC_RECIPE_MXFP8)
+        mx_quant(p, x, rows, cols, out, c);
+    else
+        tiled_quant(r, p, x, rows, cols, static_scale, out, c);
+    free(c);
+    return 0;
+}
