@@ -87,22 +87,31 @@ static float load_input(const uint8_t *p, qc_format f)
     return qcref_decode(f, (uint32_t)p[0] | (uint32_t)p[1] << 8, &c);
 }
 
+/* The command line of quant and dequant: -1 to go on with the job, else the exit status. */
+static int job_from_command_line(qc_args *a, qc_quant_job *j, const char *cmd, int argc, char **argv)
+{
+    if (qc_parse_args(a, cmd, argc, argv, NULL))
+        return QC_EXIT_USAGE;
+    if (a->help) {
+        quant_help(cmd);
+        return QC_EXIT_OK;
+    }
+    if (qc_quant_job_setup(a, j))
+        return QC_EXIT_USAGE;
+    if (a->npos != 2) {
+        qc_error(a->cmd, "expected two file arguments, got %d", a->npos);
+        return QC_EXIT_USAGE;
+    }
+    return -1;
+}
+
 int cmd_quant(int argc, char **argv)
 {
     qc_args a;
     qc_quant_job j;
-    if (qc_parse_args(&a, "quant", argc, argv, NULL))
-        return QC_EXIT_USAGE;
-    if (a.help) {
-        quant_help("quant");
-        return QC_EXIT_OK;
-    }
-    if (qc_quant_job_setup(&a, &j))
-        return QC_EXIT_USAGE;
-    if (a.npos != 2) {
-        qc_error(a.cmd, "expected two file arguments, got %d", a.npos);
-        return QC_EXIT_USAGE;
-    }
+    int rc = job_from_command_line(&a, &j, "quant", argc, argv);
+    if (rc >= 0)
+        return rc;
     uint8_t *in;
     size_t size, n = j.rows * j.cols, w = j.in_dtype == QC_F32 ? 4 : 2;
     if (qc_read_file(a.cmd, a.pos[0], &in, &size))
@@ -115,7 +124,7 @@ int cmd_quant(int argc, char **argv)
     }
     float *x = malloc(4 * n + 4);
     qc_quantized qz;
-    int rc = QC_EXIT_USAGE;
+    rc = QC_EXIT_USAGE;
     if (x && qc_quant_job_alloc(&j, &qz) == 0) {
         for (size_t i = 0; i < n; i++)
             x[i] = load_input(in + i * w, j.in_dtype);
@@ -151,22 +160,13 @@ int cmd_dequant(int argc, char **argv)
 {
     qc_args a;
     qc_quant_job j;
-    if (qc_parse_args(&a, "dequant", argc, argv, NULL))
-        return QC_EXIT_USAGE;
-    if (a.help) {
-        quant_help("dequant");
-        return QC_EXIT_OK;
-    }
-    if (qc_quant_job_setup(&a, &j))
-        return QC_EXIT_USAGE;
-    if (a.npos != 2) {
-        qc_error(a.cmd, "expected two file arguments, got %d", a.npos);
-        return QC_EXIT_USAGE;
-    }
+    int rc = job_from_command_line(&a, &j, "dequant", argc, argv);
+    if (rc >= 0)
+        return rc;
     size_t n = j.rows * j.cols;
     qc_quantized qz;
     float *y = malloc(4 * n + 4);
-    int rc = QC_EXIT_USAGE;
+    rc = QC_EXIT_USAGE;
     if (y && qc_quant_job_alloc(&j, &qz) == 0) {
         rc = read_inputs(a.cmd, &j, a.pos[0], &qz);
         if (!rc) {
