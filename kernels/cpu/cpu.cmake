@@ -7,7 +7,8 @@ set(QC_CPU_DIR ${PROJECT_SOURCE_DIR}/kernels/cpu)
 target_sources(qcharness PRIVATE ${QC_CPU_DIR}/cpu_backend.c)
 target_include_directories(qcharness PUBLIC ${QC_CPU_DIR})
 if(QC_HAVE_AVX512)
-  set(QC_CPU_AVX512_SOURCES ${QC_CPU_DIR}/cast_avx512.c ${QC_CPU_DIR}/quant_avx512.c ${QC_CPU_DIR}/swizzle_avx512.c)
+  set(QC_CPU_AVX512_SOURCES ${QC_CPU_DIR}/cast_avx512.c ${QC_CPU_DIR}/quant_avx512.c ${QC_CPU_DIR}/swizzle_avx512.c
+      ${QC_CPU_DIR}/transform_avx512.c)
   target_sources(qcharness PRIVATE ${QC_CPU_AVX512_SOURCES})
   # -ffp-contract=off: the scale chain is one IEEE operation per fl32() of the spec, as in libqcref.
   set_source_files_properties(${QC_CPU_AVX512_SOURCES} PROPERTIES

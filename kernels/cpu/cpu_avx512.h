@@ -44,4 +44,7 @@ void qc_avx512_rcp_approx(const float *x, size_t n, float *y);
  * [B, R, C] -> destination [B, Rp, Cp] in 512-byte atoms, padding zero. */
 void qc_avx512_sf128x4(const uint8_t *src, int64_t B, int64_t R, int64_t C, uint8_t *dst);
 
+/* transform_avx512.c: normalize_e4m3fn_to_e4m3fnuz in place (bit-exact with the reference). */
+void qc_avx512_fnuz_normalize(uint8_t *w, size_t n, float *scales, size_t nscales);
+
 #endif

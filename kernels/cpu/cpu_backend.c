@@ -12,6 +12,7 @@
  *           block, modelopt. Serialization (FP4 packing, scale layouts) is the harness's.
  *   layout  vectorized: sf128x4 and block_scale_interleave with 1-byte scales. Falls back: every
  *           other map and 2-byte elements.
+ *   fnuz_normalize  vectorized (transform_avx512.c).
  * cpu-amx implements nothing: this machine's CPU has no AMX, so nothing written for it could be
  * tested here; it is registered so that its absence is reported with the reason. */
 #include <stdio.h>
@@ -106,8 +107,22 @@ static int avx512_layout(qc_op_call *c)
     return 0;
 }
 
-static const qc_impl avx512_impls[] = {{"cast", avx512_cast}, {"quant", avx512_quant}, {"layout", avx512_layout}};
-#define AVX512_NIMPLS 3
+int qc_fnuz_normalize_outputs(qc_op_call *c, qc_tensor **w, qc_tensor **scale); /* harness/ops/op_transform.c */
+
+static int avx512_fnuz_normalize(qc_op_call *c)
+{
+    qc_tensor *w, *scale;
+    if (qc_fnuz_normalize_outputs(c, &w, &scale))
+        return 2;
+    qc_avx512_fnuz_normalize(w->data, (size_t)qc_tensor_numel(w), scale->data, (size_t)qc_tensor_numel(scale));
+    return 0;
+}
+
+static const qc_impl avx512_impls[] = {{"cast", avx512_cast},
+                                       {"quant", avx512_quant},
+                                       {"layout", avx512_layout},
+                                       {"fnuz_normalize", avx512_fnuz_normalize}};
+#define AVX512_NIMPLS 4
 #else
 static const qc_impl avx512_impls[] = {{"cast", NULL}};
 #define AVX512_NIMPLS 0
@@ -117,7 +132,7 @@ const qc_backend qc_backend_cpu_avx512 = {
     "cpu-avx512", "cpu",
     "AVX-512 F/BW/VL/DQ kernels (kernels/cpu/): cast to every minifloat and e8m0 (not log2-ceil), quant "
     "tensor/token/token_group/mx/nvfp4 (not block, not modelopt), layout sf128x4 and block_scale_interleave "
-    "(1-byte scales); the rest falls back to the reference",
+    "(1-byte scales), fnuz_normalize; the rest falls back to the reference",
     qc_cpu_avx512_unavailable, avx512_impls, AVX512_NIMPLS};
 
 /* AMX: Linux hands out the tile data state only after arch_prctl(ARCH_REQ_XCOMP_PERM,

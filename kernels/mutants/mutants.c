@@ -129,6 +129,20 @@ static int bf16_truncates(qc_op_call *c)
     return 0;
 }
 
+/* formats.md §7.1 / B3: normalize_e4m3fn_to_e4m3fnuz without zeroing 0x80: FN -0 becomes the
+ * FNUZ NaN in the weights. */
+int qc_fnuz_normalize_outputs(qc_op_call *c, qc_tensor **w, qc_tensor **scale);
+static int fnuz_normalize_keeps_0x80(qc_op_call *c)
+{
+    qc_tensor *w, *scale;
+    if (qc_fnuz_normalize_outputs(c, &w, &scale))
+        return 2;
+    float *s = scale->data;
+    for (int64_t i = 0; i < qc_tensor_numel(scale); i++)
+        s[i] *= 2.0f;
+    return 0;
+}
+
 #define MUTANT(id, opname, fn, what)                                                                           \
     static const qc_impl impl_##fn[] = {{opname, fn}};                                                         \
     static const qc_backend mutant_##fn = {"mutant:" id, "mutants", what, NULL, impl_##fn, 1};
@@ -145,6 +159,8 @@ MUTANT("nan-sign-dropped", "cast", nan_sign_dropped, "NaN sign canonicalised aga
 MUTANT("e5m2-no-satfinite", "cast", e5m2_no_satfinite, "E5M2 overflow to Inf under a satfinite profile (§1.3)")
 MUTANT("e2m1-nan-as-zero", "cast", e2m1_nan_zero, "NaN into E2M1 written as 0 (formats.md §3.2)")
 MUTANT("bf16-truncates", "cast", bf16_truncates, "fp32 -> bf16 by dropping the low half (round toward zero)")
+MUTANT("fnuz-normalize-keeps-0x80", "fnuz_normalize", fnuz_normalize_keeps_0x80,
+       "e4m3fn -> e4m3fnuz normalize leaves 0x80 (FN -0), the FNUZ NaN (formats.md §7.1)")
 
 extern const qc_backend qc_mutant_sf_unpadded_rows, qc_mutant_sf_unpadded_stride, qc_mutant_sf_column_major;
 extern const qc_backend qc_mutant_clamp_nan, qc_mutant_zero_block_nan;
@@ -155,7 +171,7 @@ const qc_backend *const qc_mutant_backends[] = {
     &mutant_e2m1_ties_away,   &mutant_e8m0_byte0_zero,     &mutant_e8m0_ceil_log2,
     &mutant_e8m0_wrong_rounding, &mutant_nibble_swap,      &mutant_e4m3_overflow_off_by_one,
     &mutant_fnuz_keeps_negzero, &mutant_fnuz_nan_as_negzero, &mutant_nan_sign_dropped,
-    &mutant_e5m2_no_satfinite, &mutant_e2m1_nan_zero,     &mutant_bf16_truncates,
+    &mutant_e5m2_no_satfinite, &mutant_e2m1_nan_zero,     &mutant_bf16_truncates, &mutant_fnuz_normalize_keeps_0x80,
     &qc_mutant_sf_unpadded_rows, &qc_mutant_sf_unpadded_stride, &qc_mutant_sf_column_major,
     &qc_mutant_clamp_nan,        &qc_mutant_zero_block_nan,
     &qc_mutant_gemm_scale_block, &qc_mutant_moe_gate_up, &qc_mutant_moe_rsf_twice, &qc_mutant_moe_no_clamp,
