@@ -129,6 +129,35 @@ static void test_deepseek(void)
           "kept groups with fewer than top_k experts are rejected");
 }
 
+/* DeepSeek-V2 grouped_topk: 8 experts in 4 groups of 2, keep 2, top-2. z = 2, 2 | 2.5, -5 | 1.9, 1.9
+ * | -3, -3: ranked by their max, groups 1 (2.5) and 0 (2) are kept, so the ids are 2 and 0 (the tie
+ * e0 = e1 to the lower index); ranking groups by the sum of their two best (V3's rule) would keep
+ * groups 0 and 2 and pick 0 and 1. Expected p = softmax(z) from Python's double math. */
+static void test_deepseek_v2(void)
+{
+    const float z[8] = {2, 2, 2.5f, -5, 1.9f, 1.9f, -3, -3};
+    int ids[2];
+    float w[2];
+    qc_route_cfg c = {QC_ROUTE_DEEPSEEK_V2, 8, 2, 4, 2, 0, 16.0f, 0, 0, NULL, 0};
+    route(&c, z, ids, w);
+    CHECK(ids[0] == 2 && ids[1] == 0, "deepseek_v2: groups ranked by their max: ids 2, 0 (got %d, %d)", ids[0],
+          ids[1]);
+    CHECK(near(w[0], 0.30125824553407254) && near(w[1], 0.18272236240765155),
+          "deepseek_v2: w = softmax over all experts, no renorm, rsf not in the weights (%.9g, %.9g)", w[0], w[1]);
+    c.renorm = 1;
+    route(&c, z, ids, w);
+    CHECK(near(w[0], 0.6224593312018545) && near(w[1], 0.37754066879814546), "deepseek_v2 renorm (%.9g, %.9g)",
+          w[0], w[1]);
+    c.topk_group = 1; /* only group 1 is kept: e2 (2.5), then e3 (-5) before any masked expert */
+    route(&c, z, ids, w);
+    CHECK(ids[0] == 2 && ids[1] == 3, "deepseek_v2 one group: ids 2, 3 (got %d, %d)", ids[0], ids[1]);
+    c.n_group = 0; /* no groups: plain softmax top-k */
+    route(&c, z, ids, w);
+    CHECK(ids[0] == 2 && ids[1] == 0, "deepseek_v2 without groups: ids 2, 0 (got %d, %d)", ids[0], ids[1]);
+    CHECK(qcref_route_check(&(qc_route_cfg){QC_ROUTE_DEEPSEEK_V2, 8, 3, 4, 1, 0, 1, 0, 0, NULL, 0}) != NULL,
+          "deepseek_v2: one kept group of 2 cannot give top-3");
+}
+
 static void test_topk_rules(void)
 {
     const float v[5] = {NAN, -INFINITY, 2, 2, 1};
@@ -182,6 +211,7 @@ int main(void)
     test_softmax_family();
     test_sigmoid_family();
     test_deepseek();
+    test_deepseek_v2();
     test_activations();
     printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;

@@ -20,14 +20,15 @@ typedef enum qc_route_method {
     QC_ROUTE_TOPK_SIGMOID,   /* TopKSigmoid: rank raw z, w = sigmoid(z_k) */
     QC_ROUTE_LLAMA4,         /* Llama4: top-1 on z, w = sigmoid(z_1) (applied on the input) */
     QC_ROUTE_DEEPSEEK_V3,    /* noaux_tc: grouped, biased selection, unbiased weights (below) */
+    QC_ROUTE_DEEPSEEK_V2,    /* grouped_topk: softmax, groups ranked by their max, masked experts 0 (below) */
     QC_ROUTE_COUNT
 } qc_route_method;
 
 typedef struct qc_route_cfg {
     qc_route_method method;
     int experts, top_k;
-    int n_group, topk_group; /* DeepSeek-V3: groups of experts/n_group; 0 = one group */
-    int renorm;              /* DeepSeek-V3: w = s_k / (sum s + 1e-20) */
+    int n_group, topk_group; /* DeepSeek-V2/V3: groups of experts/n_group; 0 = one group */
+    int renorm;              /* DeepSeek-V3: w = s_k / (sum s + 1e-20); V2: w = p_k / sum p */
     float rsf;               /* routed_scaling_factor (1: none) */
     int rsf_in_weights;      /* 1: w *= rsf here (apply_routed_scaling_factor_on_output); 0: once, after the sum */
     int n_shared;            /* fused shared experts (ids experts .. experts+n_shared-1), sglang topk.py */
@@ -51,7 +52,11 @@ void qcref_topk(const float *v, const unsigned char *cand, int n, int k, int *id
  * biased_grouped_topk_impl, vllm PR #13474): s = sigmoid(z), sb = s + bias; group score = sum of
  * the two largest sb of the group; the topk_group best groups are kept and every other expert is
  * not a candidate (masked with -inf, NOT 0: sglang PR #3705); top-K on sb; w = s at those ids;
- * a fused shared expert gets sum(w)/rsf before the renorm (so 1 after the final x rsf). */
+ * a fused shared expert gets sum(w)/rsf before the renorm (so 1 after the final x rsf).
+ * DeepSeek-V2 (sglang topk.py grouped_topk_gpu, the DeepSeek-V2 modeling code's
+ * group_limited_greedy): p = softmax(z) over all experts; group score = the group's max p; the
+ * topk_group best groups are kept; every other expert scores 0 (masked_fill 0.0: harmless because
+ * p >= 0, unlike V3's biased scores); top-K on the masked p; w = p; renorm without eps. */
 int qcref_route(const qc_route_cfg *cfg, const float *z, int *ids, float *w);
 
 /* layouts.md §9.3. */

@@ -7,7 +7,8 @@
 #define QC_MAX_EXPERTS 1024
 
 static const char *const method_names[QC_ROUTE_COUNT] = {"softmax", "renorm_naive",   "renormalize", "sigmoid",
-                                                         "sigmoid_renorm", "topk_sigmoid", "llama4", "deepseek_v3"};
+                                                         "sigmoid_renorm", "topk_sigmoid", "llama4", "deepseek_v3",
+                                                         "deepseek_v2"};
 
 const char *qc_route_method_name(int m) { return m >= 0 && m < QC_ROUTE_COUNT ? method_names[m] : "?"; }
 
@@ -29,13 +30,13 @@ const char *qcref_route_check(const qc_route_cfg *c)
         return "llama4 routing is top-1";
     if (c->n_shared < 0 || c->n_shared > 1)
         return "n_shared (fused shared experts) must be 0 or 1";
-    if (c->method == QC_ROUTE_DEEPSEEK_V3 && c->n_group > 0) {
+    if ((c->method == QC_ROUTE_DEEPSEEK_V3 || c->method == QC_ROUTE_DEEPSEEK_V2) && c->n_group > 0) {
         if (c->experts % c->n_group)
-            return "deepseek_v3: experts must be a multiple of n_group";
+            return "deepseek_v2/v3: experts must be a multiple of n_group";
         if (c->topk_group <= 0 || c->topk_group > c->n_group)
-            return "deepseek_v3: topk_group must be in [1, n_group]";
+            return "deepseek_v2/v3: topk_group must be in [1, n_group]";
         if (c->topk_group * (c->experts / c->n_group) < c->top_k)
-            return "deepseek_v3: the kept groups hold fewer than top_k experts";
+            return "deepseek_v2/v3: the kept groups hold fewer than top_k experts";
     }
     return NULL;
 }
@@ -86,14 +87,16 @@ static float sum_of(const float *w, int k)
     return s;
 }
 
-/* DeepSeek-V3 candidate mask: the topk_group groups with the best sum of their two largest sb. */
-static void deepseek_groups(const qc_route_cfg *c, const float *sb, unsigned char *cand)
+/* The candidate mask of grouped routing: the topk_group groups with the best group score, the sum
+ * of the group's `per_group` largest sb (V3: the two largest; V2: the max). */
+static void deepseek_groups(const qc_route_cfg *c, const float *sb, int per_group, unsigned char *cand)
 {
     int ng = c->n_group > 0 ? c->n_group : 1, gs = c->experts / ng, top2[2], keep[QC_MAX_EXPERTS];
     float score[QC_MAX_EXPERTS];
+    int n = gs >= per_group ? per_group : 1;
     for (int g = 0; g < ng; g++) {
-        qcref_topk(sb + g * gs, NULL, gs, gs >= 2 ? 2 : 1, top2);
-        score[g] = sb[g * gs + top2[0]] + (gs >= 2 ? sb[g * gs + top2[1]] : 0.0f);
+        qcref_topk(sb + g * gs, NULL, gs, n, top2);
+        score[g] = sb[g * gs + top2[0]] + (n == 2 ? sb[g * gs + top2[1]] : 0.0f);
     }
     qcref_topk(score, NULL, ng, c->n_group > 0 ? c->topk_group : 1, keep);
     memset(cand, 0, (size_t)c->experts);
@@ -109,7 +112,7 @@ static void route_deepseek(const qc_route_cfg *c, const float *z, int *ids, floa
         s[e] = sigmoid(z[e]);
         sb[e] = s[e] + (c->bias ? c->bias[e] : 0.0f); /* fp32, never bf16 (layouts.md T-RT3) */
     }
-    deepseek_groups(c, sb, cand);
+    deepseek_groups(c, sb, 2, cand);
     if (c->mask_zero) { /* every expert competes; the masked ones with score 0 */
         for (int e = 0; e < c->experts; e++)
             sb[e] = cand[e] ? sb[e] : 0.0f;
@@ -118,6 +121,19 @@ static void route_deepseek(const qc_route_cfg *c, const float *z, int *ids, floa
         qcref_topk(sb, cand, c->experts, c->top_k, ids);
     for (int j = 0; j < c->top_k; j++)
         w[j] = s[ids[j]];
+}
+
+static void route_deepseek_v2(const qc_route_cfg *c, const float *z, int *ids, float *w)
+{
+    float p[QC_MAX_EXPERTS];
+    unsigned char cand[QC_MAX_EXPERTS];
+    softmax(z, c->experts, p);
+    deepseek_groups(c, p, 1, cand);
+    for (int e = 0; e < c->experts; e++)
+        p[e] = cand[e] ? p[e] : 0.0f;
+    qcref_topk(p, NULL, c->experts, c->top_k, ids);
+    for (int j = 0; j < c->top_k; j++)
+        w[j] = p[ids[j]];
 }
 
 int qcref_route(const qc_route_cfg *c, const float *z, int *ids, float *w)
@@ -158,6 +174,10 @@ int qcref_route(const qc_route_cfg *c, const float *z, int *ids, float *w)
         qcref_topk(z, NULL, c->experts, k, ids);
         for (int j = 0; j < k; j++)
             w[j] = sigmoid(z[ids[j]]);
+        break;
+    case QC_ROUTE_DEEPSEEK_V2:
+        route_deepseek_v2(c, z, ids, w);
+        renorm = c->renorm;
         break;
     default:
         route_deepseek(c, z, ids, w);
