@@ -5,9 +5,12 @@
  *          63, 65 (the masked tail) with guard bytes after the output that must stay untouched;
  *          the bf16-input entry on all 2^16 patterns under each profile, odd lengths too;
  *   rcp    the 16-lane rcp.approx.ftz of the quant chains against the reference's emulation;
+ *   e8m0   log2-ceil at the small mantissas of every binade, where log2f's rounding decides;
  *   quant  every recipe profile row the kernels claim, with ue8m0 on and off and other element
  *          formats (mx also with 16-element blocks, nvfp4 sf=ue8m0), on shapes with odd row counts,
  *          zero groups, NaN, Inf and tiny elements;
+ *   block  every block profile on shapes of 0 rows/cols and not multiples of 128, with zero, NaN,
+ *          Inf and subnormal tiles;
  *   layout sf128x4 on shapes that are and are not multiples of the tile, batched.
  * Exit 77 (SKIPPED) with the reason when the CPU or the build lacks AVX-512. The seed is printed;
  * QC_SEED=n replays it. */
@@ -179,6 +182,37 @@ static void test_e8m0_casts(void)
     free(x);
 }
 
+/* e8m0 log2-ceil (libm ceilf(log2f(|x|)), e8m0.c): the kernel's per-binade threshold decides
+ * only among the smallest mantissas of each binade (log2f rounds 2^k (1 + f 2^-23) to k while
+ * f 2^-23 / ln 2 is under half an ulp of k: f < 2^7 even for |k| = 127), so every exponent with
+ * mantissas 0..4095 and the top 64, both signs, is every input where the rule is decided. */
+static void test_e8m0_log2ceil(void)
+{
+    size_t n = 256u * 2u * (4096u + 64u), k = 0;
+    float *x = malloc(n * sizeof *x);
+    for (uint32_t e = 0; e < 256; e++)
+        for (uint32_t sgn = 0; sgn < 2; sgn++) {
+            for (uint32_t f = 0; f < 4096; f++)
+                x[k++] = qc_f32_from_bits(sgn << 31 | e << 23 | f);
+            for (uint32_t f = 0x7FFFFFu - 63u; f <= 0x7FFFFFu; f++)
+                x[k++] = qc_f32_from_bits(sgn << 31 | e << 23 | f);
+        }
+    qc_cast_policy p = qcref_default_policy();
+    p.e8m0 = QC_E8M0_LOG2_CEIL;
+    failures += check_cast(QC_E8M0, &p, x, k, "log2-ceil, small mantissas of every binade") != 0;
+    long floors = 0; /* inputs where the float log2 gives floor, not ceil: the rule is not the exact one */
+    for (size_t i = 0; i < k; i++) {
+        uint32_t b = qc_f32_bits(x[i]) & QC_F32_ABS, e = b >> 23, f = b & 0x7FFFFFu;
+        floors += e >= 1 && e < 254 && f != 0 && qcref_e8m0_encode(x[i], &p) == e;
+    }
+    printf("cast e8m0 log2-ceil: %zu inputs at the binade edges, %ld of them where log2f rounds to floor\n", k, floors);
+    if (floors == 0) { /* the threshold table would be untested: the reference's log2f changed */
+        fprintf(stderr, "FAIL e8m0 log2-ceil: no input rounds to floor; the edge test lost its point\n");
+        failures++;
+    }
+    free(x);
+}
+
 /* ---- rcp.approx.ftz ---- */
 
 /* Every mantissa of the table at exponent 0, every 61st at each other exponent (zeros, subnormals,
@@ -228,24 +262,29 @@ static void fill(float *x, size_t rows, size_t cols, int zero_block, int edges)
         x[rnd() % (rows * cols)] = qc_f32_from_bits(e[k % 8]);
 }
 
+static int quiet; /* same_quant prints nothing (the self-check of test_block) */
+
 static int same_quant(qc_recipe r, const qc_recipe_policy *p, const qc_quantized *a, const qc_quantized *b)
 {
     size_t n = a->rows * a->cols, ns = qcref_recipe_nscales(r, p, a->rows, a->cols);
     int u8 = r >= QC_RECIPE_MXFP8;
     for (size_t i = 0; i < n; i++)
         if (a->q[i] != b->q[i]) {
-            fprintf(stderr, "  q[%zu]: expected 0x%02X got 0x%02X\n", i, a->q[i], b->q[i]);
+            if (!quiet)
+                fprintf(stderr, "  q[%zu]: expected 0x%02X got 0x%02X\n", i, a->q[i], b->q[i]);
             return 0;
         }
     for (size_t i = 0; i < ns; i++) {
         uint32_t e = u8 ? a->scale_u8[i] : qc_f32_bits(a->scale_f32[i]), g = u8 ? b->scale_u8[i] : qc_f32_bits(b->scale_f32[i]);
         if (e != g) {
-            fprintf(stderr, "  scale[%zu]: expected 0x%X got 0x%X\n", i, e, g);
+            if (!quiet)
+                fprintf(stderr, "  scale[%zu]: expected 0x%X got 0x%X\n", i, e, g);
             return 0;
         }
     }
     if (r == QC_RECIPE_NVFP4 && qc_f32_bits(a->gscale) != qc_f32_bits(b->gscale)) {
-        fprintf(stderr, "  gscale: expected 0x%08X got 0x%08X\n", qc_f32_bits(a->gscale), qc_f32_bits(b->gscale));
+        if (!quiet)
+            fprintf(stderr, "  gscale: expected 0x%08X got 0x%08X\n", qc_f32_bits(a->gscale), qc_f32_bits(b->gscale));
         return 0;
     }
     return 1;
@@ -323,6 +362,90 @@ static void test_quant(void)
     printf("quant: %ld instances checked, %ld profile rows not vectorized\n", runs, skipped);
 }
 
+/* block (128 x 128 tiles, spec §6.4): every block profile row, ue8m0 off and on, three element
+ * formats, shapes with 0 rows or columns and rows/cols that are not multiples of the tile (the
+ * zero padding), on inputs whose tiles include an all-zero tile, a tile holding a NaN (the first
+ * NaN's payload is the scale's under the torch amax), a tile with +-Inf, a tile of fp32
+ * subnormals (amax below the 1e-4 floor) and random edges elsewhere. Codes and fp32 scales are
+ * compared bit for bit with qcref_quant; a flipped code must be noticed (the check can fail). */
+static void fill_block_tiles(float *x, size_t rows, size_t cols, int variant)
+{
+    fill(x, rows, cols, 0, 8);
+    if (rows == 0 || cols == 0)
+        return;
+    size_t nr = (rows + 127) / 128, nc = (cols + 127) / 128;
+    for (size_t ti = 0; ti < nr; ti++)
+        for (size_t tj = 0; tj < nc; tj++) {
+            int kind = (int)((ti * nc + tj + (size_t)variant) % 5);
+            size_t r0 = ti * 128, r1 = r0 + 128 < rows ? r0 + 128 : rows, c0 = tj * 128, c1 = c0 + 128 < cols ? c0 + 128 : cols;
+            size_t ri = r0 + rnd() % (r1 - r0), ci = c0 + rnd() % (c1 - c0);
+            for (size_t i = r0; i < r1 && (kind == 0 || kind == 3); i++)
+                for (size_t j = c0; j < c1; j++)
+                    x[i * cols + j] = kind == 0 ? 0.0f : qc_f32_from_bits((rnd() & 0x807FFFFFu)); /* zero / subnormal */
+            if (kind == 1) { /* two NaNs of different payloads and signs: the first in row-major order counts */
+                x[ri * cols + ci] = qc_f32_from_bits(0xFFC00123u);
+                x[(r1 - 1) * cols + c1 - 1] = qc_f32_from_bits(0x7FC00456u);
+            }
+            if (kind == 2)
+                x[ri * cols + ci] = qc_f32_from_bits(rnd() & 1 ? 0x7F800000u : 0xFF800000u);
+        }
+}
+
+static void test_block(void)
+{
+    static const size_t rows[] = {0, 1, 5, 128, 129, 300}, cols[] = {0, 1, 100, 128, 129, 300};
+    static const int elems[] = {-1, QC_E4M3FNUZ, QC_E5M2};
+    long runs = 0, profiles = 0;
+    for (int i = 0; i < qc_recipe_profile_count(); i++) {
+        const qc_recipe_profile *pr = qc_recipe_profile_at(i);
+        if (pr->recipe != QC_RECIPE_BLOCK)
+            continue;
+        profiles++;
+        for (int e = 0; e < 3; e++)
+            for (int u = 0; u < 2; u++)
+                for (int a = 0; a < 6; a++)
+                    for (int b = 0; b < 6; b++) {
+                        qc_recipe_policy p = qc_recipe_profile_policy(pr, elems[e], u);
+                        size_t R = rows[a], C = cols[b];
+                        if (qcref_recipe_shape_rule(QC_RECIPE_BLOCK, &p, R, C))
+                            continue;
+                        if (!qc_avx512_quant_supported(QC_RECIPE_BLOCK, &p)) {
+                            fprintf(stderr, "FAIL block %s ue8m0 %d: not vectorized\n", pr->name, u);
+                            failures++;
+                            continue;
+                        }
+                        size_t ns = qcref_recipe_nscales(QC_RECIPE_BLOCK, &p, R, C);
+                        float *x = malloc((R * C + 1) * sizeof *x);
+                        fill_block_tiles(x, R, C, a + b + e);
+                        qc_quantized want, got;
+                        alloc_q(&want, R, C, ns), alloc_q(&got, R, C, ns);
+                        qcref_quant(QC_RECIPE_BLOCK, &p, x, R, C, NULL, NULL, &want);
+                        if (qc_avx512_quant(QC_RECIPE_BLOCK, &p, x, R, C, NULL, NULL, &got) ||
+                            !same_quant(QC_RECIPE_BLOCK, &p, &want, &got)) {
+                            fprintf(stderr, "FAIL quant block profile %s elem %s ue8m0 %d shape %zux%zu\n", pr->name,
+                                    qc_format_name(p.elem), u, R, C);
+                            failures++;
+                        } else if (R * C > 0) { /* the comparison must see one flipped code */
+                            got.q[(R * C) / 2] ^= 1;
+                            quiet = 1;
+                            int missed = same_quant(QC_RECIPE_BLOCK, &p, &want, &got);
+                            quiet = 0;
+                            if (missed) {
+                                fprintf(stderr, "FAIL block: a flipped code went unnoticed\n");
+                                failures++;
+                            }
+                        }
+                        free_q(&want), free_q(&got), free(x);
+                        runs++;
+                    }
+    }
+    printf("quant block: %ld profile rows, %ld instances checked (codes and scales bit for bit)\n", profiles, runs);
+    if (profiles == 0) {
+        fprintf(stderr, "FAIL block: no block profile rows\n");
+        failures++;
+    }
+}
+
 /* ---- layout ---- */
 
 static void test_sf128x4(void)
@@ -367,8 +490,10 @@ int main(void)
     test_minifloat_casts();
     test_bf16_inputs();
     test_e8m0_casts();
+    test_e8m0_log2ceil();
     test_rcp();
     test_quant();
+    test_block();
     test_sf128x4();
     printf("%s: %d failing checks\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;

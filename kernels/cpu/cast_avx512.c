@@ -2,16 +2,17 @@
  * bf16/f16, 16 elements per step (cpu-avx512 backend).
  *
  * Claim: the codes of the reference (reference/formats/minifloat.c, e8m0.c) under the policy of
- * the case, bit for bit: the profiles ptx, torch and ml_dtypes and any explicit policy flag. Not
- * vectorized: e8m0 rule log2-ceil (it is libm log2f; the backend falls back to the reference).
- * The core is encode_avx512.h; this file is the loop with its masked tail. */
+ * the case, bit for bit: the profiles ptx, torch and ml_dtypes and any explicit policy flag, and
+ * every e8m0 rule; log2-ceil (libm ceilf(log2f(.))) through a per-binade mantissa threshold built
+ * from that same log2f (encode_avx512.h e8_log2ceil16). The core is encode_avx512.h; this file is
+ * the loop with its masked tail. */
 #include "cpu_avx512.h"
 #include "encode_avx512.h"
 
 int qc_avx512_cast_supported(qc_format to, const qc_cast_policy *p)
 {
     if (to == QC_E8M0)
-        return p->e8m0 != QC_E8M0_LOG2_CEIL && p->e8m0 < QC_E8M0_RULE_COUNT;
+        return p->e8m0 < QC_E8M0_RULE_COUNT;
     return qcref_is_minifloat(to);
 }
 
@@ -54,6 +55,13 @@ int qc_avx512_cast_bf16(qc_format to, const qc_cast_policy *p, const uint16_t *x
 {
     if (!qc_avx512_cast_supported(to, p))
         return -1;
+    if (to == QC_E8M0 && p->e8m0 == QC_E8M0_LOG2_CEIL) {
+        e8_log2ceil_table T;
+        e8_log2ceil_table_init(&T);
+        for (size_t i = 0; i < n; i += 16)
+            store16(codes, i, e8_log2ceil16(&T, load16_bf16(x, i, n - i)), 0, n - i);
+        return 0;
+    }
     if (to == QC_E8M0) {
         const qc_cast_policy pol = *p;
         for (size_t i = 0; i < n; i += 16)
@@ -70,6 +78,13 @@ int qc_avx512_cast_bf16(qc_format to, const qc_cast_policy *p, const uint16_t *x
 static void cast_e8m0(const qc_cast_policy *p, const float *x, size_t n, uint8_t *codes)
 {
     const qc_cast_policy pol = *p;
+    if (p->e8m0 == QC_E8M0_LOG2_CEIL) {
+        e8_log2ceil_table T; /* about 6000 log2f calls per cast call */
+        e8_log2ceil_table_init(&T);
+        for (size_t i = 0; i < n; i += 16)
+            store16(codes, i, e8_log2ceil16(&T, load16(x, i, n - i)), 0, n - i);
+        return;
+    }
     for (size_t i = 0; i < n; i += 16)
         store16(codes, i, e8_encode16(&pol, load16(x, i, n - i)), 0, n - i);
 }

@@ -17,8 +17,8 @@
 const char *qc_cpu_avx512_unavailable(void);
 
 /* cast_avx512.c. Which (format, policy) pairs are vectorized: every minifloat (e4m3fn, e4m3fnuz,
- * e5m2, e5m2fnuz, e2m1, e2m3, e3m2, bf16, f16) under every policy, and e8m0 under every rule but
- * log2-ceil (libm log2f). */
+ * e5m2, e5m2fnuz, e2m1, e2m3, e3m2, bf16, f16) under every policy, and e8m0 under every rule
+ * (log2-ceil = libm ceilf(log2f(.)) through a per-binade threshold table built from log2f). */
 int qc_avx512_cast_supported(qc_format to, const qc_cast_policy *p);
 /* x[n] -> codes: one byte per code for <= 8-bit formats, uint16 for bf16/f16. 0, or -1 when
  * (to, p) is not supported. */
@@ -27,9 +27,9 @@ int qc_avx512_cast(qc_format to, const qc_cast_policy *p, const float *x, size_t
 int qc_avx512_cast_bf16(qc_format to, const qc_cast_policy *p, const uint16_t *x, size_t n, void *codes);
 
 /* quant_avx512.c. Vectorized recipes: tensor, token, token_group (every profile: amax, scale
- * formula, pow2 rounding, element op, clamp and cast are the policy's), mxfp8/mxfp6/mxfp4 (every
- * profile whose e8m0 rule is not log2-ceil), nvfp4 flashinfer-fast, flashinfer-te, sgl-kernel and
- * torchao. Not vectorized: block (128x128 tiles). Fills out as qcref_quant does (canonical
+ * formula, pow2 rounding, element op, clamp and cast are the policy's), block 128x128 (every
+ * profile), mxfp8/mxfp6/mxfp4 (every profile, modelopt's log2-ceil included), nvfp4
+ * flashinfer-fast, flashinfer-te, sgl-kernel and torchao. Fills out as qcref_quant does (canonical
  * layouts, one code per byte); static_scale / gscale_encode as qcref_quant. 0, or -1 when the
  * recipe or policy is not supported. */
 int qc_avx512_quant_supported(qc_recipe r, const qc_recipe_policy *p);

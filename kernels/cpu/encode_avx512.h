@@ -11,6 +11,7 @@
 #define QC_ENCODE_AVX512_H
 
 #include <immintrin.h>
+#include <math.h>
 
 #include "formats/formats.h"
 
@@ -174,6 +175,48 @@ static inline __m512i e8_torchao(__m512i unbiased, int emax, __mmask16 nan)
     __m512i v = _mm512_sub_epi32(unbiased, V1(emax));
     v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, V1(-127)), V1(128)), V1(127));
     return _mm512_mask_mov_epi32(v, nan, V1(0xFF));
+}
+
+/* e8m0 rule log2-ceil (spec formats.md §2.2: sglang Triton exp2(ceil(log2(.))), modelopt MXFP4
+ * ceil(log2(amax / 6)) in float; reference/formats/e8m0.c QC_E8M0_LOG2_CEIL) is ceilf(log2f(|x|))
+ * with the float log2, NOT the exact ceiling of log2: log2f rounds 2^k (1 + f 2^-23) to exactly k
+ * for the smallest f of every binade whose log2 sits within half an ulp of k (|k| >= 2), and ceil
+ * then gives k (sglang #29954, spec B11). So the byte is, for the biased exponent e of |x| and its
+ * mantissa f: e + (f >= t[e]), where t[e] is the smallest f with log2f(2^(e-127) (1 + f 2^-23)) >
+ * e - 127 (2^23 if none); e = 0 reads fp32 subnormals the same way (byte 1 iff log2f(x) > -127,
+ * else 0: zero gives log2f = -Inf, byte 0); e = 254 with f >= t gives 255, the reference's
+ * "l > 127 -> 0xFF"; e = 255 (Inf, NaN) is 0xFF. t is found by bisection on the same libm log2f
+ * the reference calls, which assumes log2f is monotone inside a binade: bench_cpu's exhaustive
+ * e8m0 pass checks the result against qcref_e8m0_encode on all 2^32 inputs. */
+typedef struct e8_log2ceil_table {
+    uint32_t t[256];
+} e8_log2ceil_table;
+
+static inline void e8_log2ceil_table_init(e8_log2ceil_table *T)
+{
+    for (uint32_t e = 0; e < 255; e++) {
+        float k = (float)((int)e - 127);
+        uint32_t lo = 0, hi = 1u << 23; /* log2f(f = lo) <= k (f = 0 is 2^k, or zero for e = 0); f = hi: > k */
+        while (hi - lo > 1) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            union { uint32_t u; float f; } v = {e << 23 | mid};
+            if (log2f(v.f) > k)
+                hi = mid;
+            else
+                lo = mid;
+        }
+        union { uint32_t u; float f; } last = {e << 23 | ((1u << 23) - 1)};
+        T->t[e] = log2f(last.f) > k ? hi : 1u << 23;
+    }
+    T->t[255] = 0;
+}
+
+static inline __m512i e8_log2ceil16(const e8_log2ceil_table *T, __m512i bits)
+{
+    __m512i e = _mm512_and_si512(_mm512_srli_epi32(bits, 23), V1(0xFF)), f = _mm512_and_si512(bits, V1(0x7FFFFF));
+    __m512i t = _mm512_i32gather_epi32(e, (const void *)T->t, 4);
+    __m512i r = _mm512_mask_add_epi32(e, _mm512_cmpge_epu32_mask(f, t), e, V1(1));
+    return _mm512_min_epu32(r, V1(0xFF));
 }
 
 /* qcref_e8m0_encode on 16 lanes for every rule but QC_E8M0_LOG2_CEIL (spec formats.md §2.2). */

@@ -1,20 +1,24 @@
 /* quant_avx512.c: the quant op's kernels (cpu-avx512 backend): tensor, token and token_group FP8
- * (spec formats.md §6.2, §6.3), MXFP8/MXFP6/MXFP4 (§5), NVFP4 (§4).
+ * (spec formats.md §6.2, §6.3), block 128x128 (§6.4), MXFP8/MXFP6/MXFP4 (§5), NVFP4 (§4).
  *
  * Claim: the bytes of qcref_quant (reference/recipes/) under the recipe profile of the case, bit
  * for bit: every token_group profile (sgl-kernel, sgl-kernel-sm100, triton-row, triton-col,
- * deepgemm-ref, vllm-cpp, with and without ue8m0), every mx profile whose e8m0 rule is not
- * log2-ceil (torchao-floor/ceil/even/rceil, ocp, flashinfer-cutedsl, flashinfer-fast,
- * triton-kernels, sgl-kernel, aiter), and the four nvfp4 orders (flashinfer-fast, sgl-kernel,
- * flashinfer-te, torchao). Not here: block (128x128 tiles) and log2-ceil e8m0 (modelopt mxfp4):
- * the backend falls back to the reference for those.
+ * deepgemm-ref, vllm-cpp, with and without ue8m0), both block profiles (deepgemm-ref,
+ * sglang-native, with and without ue8m0), every mx profile (torchao-floor/ceil/even/rceil, ocp,
+ * flashinfer-cutedsl, flashinfer-fast, triton-kernels, sgl-kernel, aiter, and modelopt through the
+ * log2f threshold table of encode_avx512.h), and the four nvfp4 orders (flashinfer-fast,
+ * sgl-kernel, flashinfer-te, torchao).
  *
- * A row is done in three passes: the amax of each group (16 lanes, the profile's NaN rule), the
- * scale chain of 16 groups at a time (amax -> scale -> e8m0/e4m3 byte -> element multiplier, every
- * knob of the policy; the GPU's rcp.approx.ftz is the reference's measured table, gathered), then
- * the elements (x * c with or without flush-to-zero, or the IEEE x / c, the clamp, the cast of
- * encode_avx512.h). The chain is written from the spec, not from the reference's code; one step
- * stays scalar per lane: exp2f(ceilf(log2f(s))) of the log2-ceil pow2 rounding (libm). */
+ * A row is done 16 groups at a time while they are in L1, in one pass over memory: the amax of
+ * the 16 groups (integer max of |x| bits reduced by a shuffle tree, a NaN group redone with the
+ * profile's NaN rule), the scale chain on 16 lanes (amax -> scale -> e8m0/e4m3 byte -> element
+ * multiplier, every knob of the policy; the GPU's rcp.approx.ftz is the reference's measured
+ * table, gathered), then the elements (x * c with or without flush-to-zero, or the IEEE x / c,
+ * which for a power-of-two MX scale is x * (1/c) exactly; the clamp; the cast of
+ * encode_avx512.h), four vectors packed per 64-byte store. block does the amax pass over the 128
+ * rows of a tile row first, then the elements. The chain is written from the spec, not from the
+ * reference's code; one step stays scalar per lane: exp2f(ceilf(log2f(s))) of the token_group
+ * log2-ceil pow2 rounding (libm, once per group). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -30,7 +34,7 @@ static float recip(float b, qc_div_mode m) { return m == QC_DIV_IEEE ? 1.0f / b 
 
 /* How far ahead the amax pass prefetches its input: the element pass re-reads each group from L1. */
 #ifndef QC_PREFETCH_BYTES
-#define QC_PREFETCH_BYTES 2048
+#define QC_PREFETCH_BYTES 4096
 #endif
 
 static __mmask16 tail(size_t n) { return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1); }
@@ -91,18 +95,80 @@ static inline __m512 nan_product(__m512 x, float c)
     return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), qx);
 }
 
+/* One vector of the element op: x * c, x * c with fast math's flushes, or x / c; the clamp; the cast. */
+static inline __attribute__((always_inline)) __m512i elem16(__m512 v, __m512 cv, const mf_plan k, const elem_kind kind,
+                                                            const qc_clamp clamp, __m512 m, __m512 neg, const int even)
+{
+    /* Flushing a subnormal product is invisible in a format whose smallest subnormal is far above
+     * 2^-126 (every element format here): both give a zero code of the product's sign. Only
+     * modelopt's zero rule (exact +-0 -> sign bit) tells them apart. */
+    const int out_ftz = k.zero_modelopt || k.bits > 8;
+    if (kind == EL_DIV)
+        v = _mm512_div_ps(v, cv);
+    else if (kind == EL_MUL_FTZ && out_ftz)
+        v = ftz16(_mm512_mul_ps(ftz16(v), cv));
+    else if (kind == EL_MUL_FTZ)
+        v = _mm512_mul_ps(ftz16(v), cv);
+    else
+        v = _mm512_mul_ps(v, cv);
+    v = clamp16(v, clamp, m, neg);
+    return mf_encode16_with(k, _mm512_castps_si512(v), even);
+}
+
+/* Four vectors of codes (0..255 in each 32-bit lane) as 64 consecutive bytes: PACKUSDW and
+ * PACKUSWB work inside 128-bit lanes, so 128-bit lane L holds 4 codes of each vector; VPERMD puts
+ * the 4-byte pieces back in order (one store instead of four VPMOVDB). */
+static inline __m512i pack4(__m512i a, __m512i b, __m512i c, __m512i d)
+{
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    __m512i abcd = _mm512_packus_epi16(_mm512_packus_epi32(a, b), _mm512_packus_epi32(c, d));
+    return _mm512_permutexvar_epi32(order, abcd);
+}
+
 /* q[0..n) from x[0..n) in groups of `group` elements (the last may be shorter), multiplier c[b]
  * of group b. The op's kind, clamp and tie rule are arguments that elem_row passes as constants,
- * so that the compiler writes one loop per combination without a test inside. */
+ * so that the compiler writes one loop per combination without a test inside. Whole groups of a
+ * multiple of 16 elements (a power of two of vectors per group) with non-NaN multipliers take the
+ * unmasked path, four vectors per store; the rest (tails, a NaN multiplier) the masked one. */
 static inline __attribute__((always_inline)) void elem_row_with(const float *x, size_t n, size_t group, const float *c,
                                                                 uint8_t *q, elem_op op, const mf_plan k,
                                                                 const elem_kind kind, const qc_clamp clamp, const int even)
 {
     const __m512 m = _mm512_set1_ps(op.clamp_max), neg = _mm512_set1_ps(-op.clamp_max);
-    /* Flushing a subnormal product is invisible in a format whose smallest subnormal is far above
-     * 2^-126 (every element format here): both give a zero code of the product's sign. Only
-     * modelopt's zero rule (exact +-0 -> sign bit) tells them apart. */
-    const int out_ftz = k.zero_modelopt || k.bits > 8;
+    size_t per = group / 16, ngr = n / group, sh = 0;
+    int fast = group % 16 == 0 && (per & (per - 1)) == 0;
+    for (size_t b = 0; fast && b < ngr && kind != EL_DIV; b++)
+        fast = c[b] == c[b];
+    if (fast) {
+        float cf[16];
+        while ((1u << sh) < per)
+            sh++;
+        for (size_t b = 0; b < ngr; b += 16) {
+            size_t nb = ngr - b < 16 ? ngr - b : 16, nv = nb * per, v = 0;
+            for (size_t u = 0; u < nb; u++)
+                cf[u] = kind == EL_MUL_FTZ ? ftz(c[b + u]) : c[b + u];
+            const float *xb = x + b * group;
+            uint8_t *qb = q + b * group;
+            for (; v + 4 <= nv; v += 4) {
+                __m512i r0 = elem16(_mm512_loadu_ps(xb + 16 * v), _mm512_set1_ps(cf[v >> sh]), k, kind, clamp, m, neg, even);
+                __m512i r1 = elem16(_mm512_loadu_ps(xb + 16 * v + 16), _mm512_set1_ps(cf[(v + 1) >> sh]), k, kind, clamp, m,
+                                    neg, even);
+                __m512i r2 = elem16(_mm512_loadu_ps(xb + 16 * v + 32), _mm512_set1_ps(cf[(v + 2) >> sh]), k, kind, clamp, m,
+                                    neg, even);
+                __m512i r3 = elem16(_mm512_loadu_ps(xb + 16 * v + 48), _mm512_set1_ps(cf[(v + 3) >> sh]), k, kind, clamp, m,
+                                    neg, even);
+                _mm512_storeu_si512((void *)(qb + 16 * v), pack4(r0, r1, r2, r3));
+            }
+            for (; v < nv; v++)
+                _mm512_mask_cvtepi32_storeu_epi8(qb + 16 * v, 0xFFFF,
+                                                 elem16(_mm512_loadu_ps(xb + 16 * v), _mm512_set1_ps(cf[v >> sh]), k, kind,
+                                                        clamp, m, neg, even));
+        }
+        if (ngr * group == n)
+            return;
+        size_t done = ngr * group; /* the short last group */
+        x += done, q += done, c += ngr, n -= done;
+    }
     for (size_t g0 = 0, b = 0; g0 < n; g0 += group, b++) {
         float cs = c[b];
         __m512 cv = _mm512_set1_ps(kind == EL_MUL_FTZ ? ftz(cs) : cs);
@@ -111,18 +177,9 @@ static inline __attribute__((always_inline)) void elem_row_with(const float *x, 
         for (size_t i = g0; i < g1; i += 16) {
             __mmask16 t = tail(g1 - i);
             __m512 v = _mm512_maskz_loadu_ps(t, x + i);
-            if (nan_c)
-                v = nan_product(v, cs);
-            else if (kind == EL_DIV)
-                v = _mm512_div_ps(v, cv);
-            else if (kind == EL_MUL_FTZ && out_ftz)
-                v = ftz16(_mm512_mul_ps(ftz16(v), cv));
-            else if (kind == EL_MUL_FTZ)
-                v = _mm512_mul_ps(ftz16(v), cv);
-            else
-                v = _mm512_mul_ps(v, cv);
-            v = clamp16(v, clamp, m, neg);
-            _mm512_mask_cvtepi32_storeu_epi8(q + i, t, mf_encode16_with(k, _mm512_castps_si512(v), even));
+            __m512i r = nan_c ? mf_encode16_with(k, _mm512_castps_si512(clamp16(nan_product(v, cs), clamp, m, neg)), even)
+                              : elem16(v, cv, k, kind, clamp, m, neg, even);
+            _mm512_mask_cvtepi32_storeu_epi8(q + i, t, r);
         }
     }
 }
@@ -141,13 +198,94 @@ static inline __attribute__((always_inline)) void elem_row_with(const float *x, 
     default: ELEM_KINDS(QC_CLAMP_NONE, EVEN)                                    \
     }
 
+/* Under fast math the input is flushed before x * c (EL_MUL_FTZ). Where the product is not
+ * flushed too (out_ftz off in elem16) that flush is invisible when every |c| <= 2^(124 + emin -
+ * mbits): then |x c| < 2^-126 2^(124 + emin - mbits) = 2^(emin - mbits - 2), a quarter of the
+ * format's smallest subnormal, for every fp32 subnormal x, so fl32(x c) and ftz(x) c = +-0 both
+ * encode to the zero code of the same sign under every tie rule. */
+static int demotable(elem_op op, const float *c, size_t ngr, const mf_plan k)
+{
+    if (op.kind != EL_MUL_FTZ || k.zero_modelopt || k.bits > 8 || ngr > 16)
+        return 0;
+    float lim = ldexpf(1.0f, 124 + k.emin - k.mbits);
+    for (size_t b = 0; b < ngr; b++)
+        if (!(fabsf(c[b]) <= lim))
+            return 0;
+    return 1;
+}
+
 static void elem_row(const float *x, size_t n, size_t group, const float *c, uint8_t *q, elem_op op, const mf_plan k)
 {
     if (group == 0)
         return;
+    size_t ngr = (n + group - 1) / group;
+    float flushed[16];
+    if (demotable(op, c, ngr, k)) { /* the multiplier itself stays flushed (fast math's ftz of c) */
+        for (size_t b = 0; b < ngr; b++)
+            flushed[b] = ftz(c[b]);
+        c = flushed, op.kind = EL_MUL;
+    }
     if (k.ties == QC_TIES_EVEN)
         ELEM_CLAMPS(1)
     ELEM_CLAMPS(0)
+}
+
+/* ---- amax of 16 groups at once ---- */
+
+/* The max of |x| as unsigned integers: the bits of non-negative floats order as their values,
+ * and a NaN's |x| bits (> 0x7F800000) exceed every number, so a NaN group shows as a result above
+ * Inf and is redone by group_amax (its NaN rule). The 16 group vectors are reduced to one vector
+ * of 16 maxima by halving: 256-bit halves (VSHUFI32X4), 128-bit quarters, 64-bit and 32-bit pairs
+ * (UNPCK*, SHUFPS); tracing the halving, lane i ends with the vector of slot tree_order[i], an
+ * involution, so group g is loaded into slot tree_order[g] and lands in lane g. */
+static const uint8_t tree_order[16] = {0, 2, 1, 3, 8, 10, 9, 11, 4, 6, 5, 7, 12, 14, 13, 15};
+
+static inline __m512i amax_tree(const __m512i v[16])
+{
+    __m512i w[8], u[4], t[2];
+    for (int b = 0; b < 8; b++)
+        w[b] = _mm512_max_epu32(_mm512_shuffle_i32x4(v[b], v[b + 8], 0x44), _mm512_shuffle_i32x4(v[b], v[b + 8], 0xEE));
+    for (int b = 0; b < 4; b++)
+        u[b] = _mm512_max_epu32(_mm512_shuffle_i32x4(w[b], w[b + 4], 0x88), _mm512_shuffle_i32x4(w[b], w[b + 4], 0xDD));
+    for (int b = 0; b < 2; b++)
+        t[b] = _mm512_max_epu32(_mm512_unpacklo_epi64(u[b], u[b + 2]), _mm512_unpackhi_epi64(u[b], u[b + 2]));
+    __m512 r = _mm512_castsi512_ps(t[0]), s = _mm512_castsi512_ps(t[1]);
+    return _mm512_max_epu32(_mm512_castps_si512(_mm512_shuffle_ps(r, s, 0x88)),
+                            _mm512_castps_si512(_mm512_shuffle_ps(r, s, 0xDD)));
+}
+
+/* amax of the groups [b0, b0 + n) (n <= 16) of a row of len elements in groups of g; lanes >= n
+ * are 0. */
+static __m512 chunk_amax(const float *xr, size_t len, size_t g, size_t b0, size_t n, qc_amax_nan rule)
+{
+    float a[16] = {0};
+    if (g % 16 || (b0 + n) * g > len) {
+        for (size_t b = 0; b < n; b++) {
+            size_t s0 = (b0 + b) * g;
+            a[b] = group_amax(xr + s0, s0 + g < len ? g : len - s0, rule);
+        }
+        return _mm512_loadu_ps(a);
+    }
+    const __m512i absm = V1(QC_F32_ABS);
+    __m512i v[16];
+    for (size_t b = 0; b < 16; b++) {
+        __m512i mx = _mm512_setzero_si512();
+        const float *xb = xr + (b0 + b) * g;
+        for (size_t i = 0; b < n && i < g; i += 16) {
+            _mm_prefetch((const char *)(xb + i) + QC_PREFETCH_BYTES, _MM_HINT_T0); /* the first touch of x */
+            mx = _mm512_max_epu32(mx, _mm512_and_si512(_mm512_loadu_si512((const void *)(xb + i)), absm));
+        }
+        v[tree_order[b]] = mx;
+    }
+    __m512i r = amax_tree(v);
+    __mmask16 nan = _mm512_cmpgt_epu32_mask(r, V1(QC_F32_INF));
+    if (!nan)
+        return _mm512_castsi512_ps(r);
+    _mm512_storeu_ps(a, _mm512_castsi512_ps(r));
+    for (size_t b = 0; b < n; b++)
+        if (nan >> b & 1)
+            a[b] = group_amax(xr + (b0 + b) * g, g, rule);
+    return _mm512_loadu_ps(a);
 }
 
 /* rcp.approx.ftz.f32 on 16 lanes, the emulation of reference/arith/rcp_approx_core.h: the
@@ -232,12 +370,22 @@ typedef struct chain {
     const uint8_t *tab;
     int fast;
     float rcp_max; /* fl32(1 / elem_max) under the recipe's division */
+    e8_log2ceil_table log2ceil; /* e8m0 rule log2-ceil (modelopt), filled only when the policy uses it */
 } chain;
 
-static chain chain_of(const qc_recipe_policy *p)
+static void chain_init(chain *c, const qc_recipe_policy *p)
 {
-    chain c = {p, qcref_rcp_table(), p->div_mode == QC_DIV_FAST, recip(p->elem_max, p->div_mode)};
-    return c;
+    c->p = p, c->tab = qcref_rcp_table(), c->fast = p->div_mode == QC_DIV_FAST, c->rcp_max = recip(p->elem_max, p->div_mode);
+    if (p->pow2_policy.e8m0 == QC_E8M0_LOG2_CEIL)
+        e8_log2ceil_table_init(&c->log2ceil);
+}
+
+/* qcref_e8m0_encode of the pow2 policy on 16 lanes, log2-ceil included. */
+static inline __m512i e8_byte16(const chain *k, __m512i bits)
+{
+    if (k->p->pow2_policy.e8m0 == QC_E8M0_LOG2_CEIL)
+        return e8_log2ceil16(&k->log2ceil, bits);
+    return e8_encode16(&k->p->pow2_policy, bits);
 }
 
 /* ---- tensor, token, token_group: scale.c's knobs, one per step ---- */
@@ -274,7 +422,7 @@ static __m512 scale_of16(__m512 amax, const chain *k)
     if (p->eps_at == QC_EPS_SCALE) /* fmaxf(s, eps): NaN -> eps (MAXPS returns the second operand) */
         s = _mm512_max_ps(s, _mm512_set1_ps(p->eps));
     if (p->pow2 == QC_POW2_E8M0)
-        return e8m0_decode16(e8_encode16(&p->pow2_policy, _mm512_castps_si512(s)), p->pow2_policy.e8m0_decoder);
+        return e8m0_decode16(e8_byte16(k, _mm512_castps_si512(s)), p->pow2_policy.e8m0_decoder);
     if (p->pow2 == QC_POW2_LOG2_CEIL)
         return log2_ceil16(s);
     return s;
@@ -309,25 +457,67 @@ static void tiled_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, 
                         const float *static_scale, qc_quantized *out, float *c)
 {
     const mf_plan k = mf_plan_of(qcref_minifloat(p->elem), &p->cast);
-    const chain ch = chain_of(p);
+    chain ch;
+    chain_init(&ch, p);
+    const elem_op op = tiled_op(p);
     size_t g = r == QC_RECIPE_TOKEN_GROUP ? (size_t)p->group : cols;
     size_t nrow = r == QC_RECIPE_TENSOR ? 1 : rows, len = r == QC_RECIPE_TENSOR ? rows * cols : cols;
     size_t ng = len ? (len + g - 1) / g : 0;
     if (r != QC_RECIPE_TOKEN_GROUP) /* tiled.c: tensor and token have one scale per tile, even when empty */
         g = len ? len : 1, ng = 1;
-    float *amax = c + ng + 16;
+    /* One pass per 16 groups while they are in L1: amax, the scale chain, the elements. */
     for (size_t i = 0; i < nrow; i++) {
         const float *xr = x + i * len;
-        for (size_t b = 0; b < ng; b++)
-            amax[b] = group_amax(xr + b * g, b * g + g < len ? g : len - b * g, p->amax_nan);
         for (size_t j = 0; j < ng; j += 16) {
-            __mmask16 t = tail(ng - j);
-            __m512 av = _mm512_maskz_loadu_ps(t, amax + j);
+            size_t nb = ng - j < 16 ? ng - j : 16, e0 = j * g, e1 = (j + nb) * g < len ? (j + nb) * g : len;
+            __mmask16 t = tail(nb);
+            __m512 av = chunk_amax(xr, len, g, j, nb, p->amax_nan);
             __m512 s = static_scale ? _mm512_set1_ps(*static_scale) : scale_of16(av, &ch);
             _mm512_mask_storeu_ps(out->scale_f32 + i * ng + j, t, s);
+            _mm512_mask_storeu_ps(c, t, tiled_c16(s, av, &ch));
+            elem_row(xr + e0, e1 - e0, g, c, out->q + i * len + e0, op, k);
+        }
+    }
+}
+
+/* block (spec §6.4, tiled.c): one scale per block_r x block_c tile; the tile's amax is the max of
+ * its rows' segment amaxes, and under the NaN-propagating rule the first NaN in row-major order
+ * (tiled.c tile_amax). The partial tiles at the right and bottom edges are the zero padding of
+ * DeepGEMM per_block_cast_to_fp8: nothing added to amax, nothing written. */
+static void block_quant(const qc_recipe_policy *p, const float *x, size_t rows, size_t cols, const float *static_scale,
+                        qc_quantized *out, float *c)
+{
+    const mf_plan k = mf_plan_of(qcref_minifloat(p->elem), &p->cast);
+    chain ch;
+    chain_init(&ch, p);
+    const elem_op op = tiled_op(p);
+    size_t tr = (size_t)p->block_r, tc = (size_t)p->block_c, nc = cols ? (cols + tc - 1) / tc : 0;
+    float *amax = c + nc + 16;
+    for (size_t r0 = 0, ti = 0; r0 < rows; r0 += tr, ti++) {
+        size_t r1 = r0 + tr < rows ? r0 + tr : rows;
+        for (size_t j = 0; j < nc; j++)
+            amax[j] = 0.0f;
+        for (size_t i = r0; i < r1; i++)
+            for (size_t j = 0; j < nc; j += 16) {
+                size_t nb = nc - j < 16 ? nc - j : 16;
+                float a[16];
+                _mm512_storeu_ps(a, chunk_amax(x + i * cols, cols, tc, j, nb, p->amax_nan));
+                for (size_t b = 0; b < nb; b++)
+                    if (amax[j + b] == amax[j + b] && !(a[b] <= amax[j + b])) /* NaN, or larger */
+                        amax[j + b] = a[b];
+            }
+        for (size_t j = 0; j < nc; j += 16) {
+            __mmask16 t = tail(nc - j);
+            __m512 av = _mm512_maskz_loadu_ps(t, amax + j);
+            __m512 s = static_scale ? _mm512_set1_ps(*static_scale) : scale_of16(av, &ch);
+            _mm512_mask_storeu_ps(out->scale_f32 + ti * nc + j, t, s);
             _mm512_mask_storeu_ps(c + j, t, tiled_c16(s, av, &ch));
         }
-        elem_row(xr, len, g, c, out->q + i * len, tiled_op(p), k);
+        for (size_t i = r0; i < r1; i++)
+            for (size_t j = 0; j < nc; j += 16) {
+                size_t e0 = j * tc, e1 = (j + 16) * tc < cols ? (j + 16) * tc : cols;
+                elem_row(x + i * cols + e0, e1 - e0, tc, c + j, out->q + i * cols + e0, op, k);
+            }
     }
 }
 
@@ -346,10 +536,10 @@ static __m512i mx_byte16(__m512 amax, const chain *k)
 {
     const qc_recipe_policy *p = k->p;
     if (p->mx_rule == QC_MX_E8M0_OF_AMAX) /* torchao FLOOR/CEIL/EVEN, OCP: the rule subtracts emax */
-        return e8_encode16(&p->pow2_policy, _mm512_castps_si512(amax));
+        return e8_byte16(k, _mm512_castps_si512(amax));
     if (p->mx_rule == QC_MX_CUTEDSL)
         return cutedsl16(scale_of16(amax, k));
-    return e8_encode16(&p->pow2_policy, _mm512_castps_si512(scale_of16(amax, k)));
+    return e8_byte16(k, _mm512_castps_si512(scale_of16(amax, k)));
 }
 
 static elem_op mx_elem_op(const qc_recipe_policy *p)
@@ -380,24 +570,44 @@ static __m512 mx_c16(__m512i byte, __m512 amax, const chain *k)
     return c;
 }
 
+/* x / d for the decoded byte d of QC_MX_DIV equals x * (1/d) bit for bit wherever 1/d is exact:
+ * both are one rounding of the same real x 2^-j for d = 2^j (j in [-127, 127], so 1/d = 2^-j is an
+ * fp32 value, 2^-127 a subnormal one, computed exactly by the IEEE division), and the specials
+ * agree too (x86 IEEE rules): d = 0 gives +-Inf and 0/0 = 0 * Inf = the default NaN, d = Inf gives
+ * +-0 and Inf/Inf = Inf * 0 = the default NaN, d NaN gives x's NaN or d's (quieted) either way
+ * (elem_row's NaN-multiplier path). Returns the lanes of t where it holds. */
+static inline __mmask16 exact_recip16(__m512 d, __mmask16 t)
+{
+    __m512i b = _mm512_castps_si512(d), e = _mm512_srli_epi32(b, 23), f = _mm512_and_si512(b, V1(0x7FFFFF));
+    __mmask16 pow2 = _mm512_testn_epi32_mask(f, f) & _mm512_cmpge_epu32_mask(e, V1(1)) & _mm512_cmple_epu32_mask(e, V1(254));
+    __mmask16 special = _mm512_cmpeq_epi32_mask(b, V1(0x00400000)) | _mm512_cmpeq_epi32_mask(b, _mm512_setzero_si512()) |
+                        _mm512_cmpeq_epi32_mask(e, V1(255));
+    return (pow2 | special) & t;
+}
+
 static void mx_quant(const qc_recipe_policy *p, const float *x, size_t rows, size_t cols, qc_quantized *out, float *c)
 {
     const mf_plan k = mf_plan_of(qcref_minifloat(p->elem), &p->cast);
-    const chain ch = chain_of(p);
+    chain ch;
+    chain_init(&ch, p);
+    const elem_op op = mx_elem_op(p);
     size_t g = (size_t)p->group, ng = cols / g;
-    float *amax = c + ng + 16;
+    /* One pass per 16 blocks while they are in L1: amax, byte, multiplier, elements. */
     for (size_t i = 0; i < rows; i++) {
         const float *xr = x + i * cols;
-        for (size_t b = 0; b < ng; b++)
-            amax[b] = group_amax(xr + b * g, g, p->amax_nan);
         for (size_t j = 0; j < ng; j += 16) {
-            __mmask16 t = tail(ng - j);
-            __m512 av = _mm512_maskz_loadu_ps(t, amax + j);
+            size_t nb = ng - j < 16 ? ng - j : 16;
+            __mmask16 t = tail(nb);
+            __m512 av = chunk_amax(xr, ng * g, g, j, nb, p->amax_nan);
             __m512i byte = mx_byte16(av, &ch);
             _mm512_mask_cvtepi32_storeu_epi8(out->scale_u8 + i * ng + j, t, byte);
-            _mm512_mask_storeu_ps(c + j, t, mx_c16(byte, av, &ch));
+            __m512 cv = mx_c16(byte, av, &ch);
+            elem_op o = op;
+            if (o.kind == EL_DIV && exact_recip16(cv, t) == t)
+                cv = _mm512_div_ps(_mm512_set1_ps(1.0f), cv), o.kind = EL_MUL;
+            _mm512_storeu_ps(c, cv);
+            elem_row(xr + j * g, nb * g, g, c, out->q + i * cols + j * g, o, k);
         }
-        elem_row(xr, ng * g, g, c, out->q + i * cols, mx_elem_op(p), k);
     }
 }
 
@@ -453,19 +663,18 @@ static void nvfp4_quant(const qc_recipe_policy *p, const float *x, size_t rows, 
     out->gscale = p->nv_order == QC_NVFP4_TORCHAO ? g : 1.0f / g;
     elem_op op = {EL_MUL, p->clamp, p->clamp_max};
     size_t b = (size_t)p->group, nb = cols / b;
-    float *vecmax = c + nb + 16;
+    /* One pass per 16 blocks while they are in L1: vecMax, SF, outputScale, elements. */
     for (size_t i = 0; i < rows; i++) {
         const float *xr = x + i * cols;
-        for (size_t j = 0; j < nb; j++)
-            vecmax[j] = group_amax(xr + j * b, b, p->amax_nan);
         for (size_t j = 0; j < nb; j += 16) {
-            __mmask16 t = tail(nb - j);
-            __m512 vm = _mm512_maskz_loadu_ps(t, vecmax + j);
+            size_t n = nb - j < 16 ? nb - j : 16;
+            __mmask16 t = tail(n);
+            __m512 vm = chunk_amax(xr, nb * b, b, j, n, p->amax_nan);
             __m512i sf = mf_encode16(ksf, _mm512_castps_si512(nv_sf_value16(p, vm, g)));
             _mm512_mask_cvtepi32_storeu_epi8(out->scale_u8 + i * nb + j, t, sf);
-            _mm512_mask_storeu_ps(c + j, t, nv_output16(p, vm, e4m3fn_decode16(sf), g, table));
+            _mm512_storeu_ps(c, nv_output16(p, vm, e4m3fn_decode16(sf), g, table));
+            elem_row(xr + j * b, n * b, b, c, out->q + i * cols + j * b, op, k);
         }
-        elem_row(xr, nb * b, b, c, out->q + i * cols, op, k);
     }
 }
 
@@ -479,18 +688,21 @@ void qc_avx512_rcp_approx(const float *x, size_t n, float *y)
 }
 
 
-static int needs_log2_e8m0(qc_recipe r, const qc_recipe_policy *p)
+/* An e8m0 rule the 16-lane encoders know (encode_avx512.h: every rule, log2-ceil included). */
+static int e8m0_rule_known(qc_recipe r, const qc_recipe_policy *p)
 {
-    int e8 = (r == QC_RECIPE_TOKEN_GROUP && p->pow2 == QC_POW2_E8M0) ||
+    int e8 = (r <= QC_RECIPE_BLOCK && p->pow2 == QC_POW2_E8M0) ||
              (r >= QC_RECIPE_MXFP8 && r <= QC_RECIPE_MXFP4 && p->mx_rule != QC_MX_CUTEDSL);
-    return e8 && !qc_avx512_cast_supported(QC_E8M0, &p->pow2_policy);
+    return !e8 || p->pow2_policy.e8m0 < QC_E8M0_RULE_COUNT;
 }
 
 int qc_avx512_quant_supported(qc_recipe r, const qc_recipe_policy *p)
 {
-    if (r == QC_RECIPE_BLOCK || r >= QC_RECIPE_COUNT || !qcref_is_minifloat(p->elem) || qcref_format_bits(p->elem) > 8)
+    if (r >= QC_RECIPE_COUNT || !qcref_is_minifloat(p->elem) || qcref_format_bits(p->elem) > 8)
         return 0;
-    return !needs_log2_e8m0(r, p);
+    if (r == QC_RECIPE_BLOCK && (p->block_r < 1 || p->block_c < 1))
+        return 0;
+    return e8m0_rule_known(r, p);
 }
 
 int qc_avx512_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, size_t rows, size_t cols,
@@ -505,6 +717,8 @@ int qc_avx512_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, size
         nvfp4_quant(p, x, rows, cols, gscale_encode, out, c);
     else if (r >= QC_RECIPE_MXFP8)
         mx_quant(p, x, rows, cols, out, c);
+    else if (r == QC_RECIPE_BLOCK)
+        block_quant(p, x, rows, cols, static_scale, out, c);
     else
         tiled_quant(r, p, x, rows, cols, static_scale, out, c);
     free(c);
