@@ -22,9 +22,9 @@ endif()
 set(CMAKE_REQUIRED_FLAGS "-mavx512f -mavx512bw -mavx512vl")
 check_c_source_compiles("#include <immintrin.h>
 int main(void){__m512 v=_mm512_set1_ps(1.f);return (int)_mm512_reduce_add_ps(v)-16;}" QC_HAVE_AVX512)
-set(CMAKE_REQUIRED_FLAGS "-mamx-tile -mamx-int8 -mamx-bf16")
+set(CMAKE_REQUIRED_FLAGS "-mamx-tile -mamx-int8 -mamx-bf16 -mavx512f -mavx512bf16")
 check_c_source_compiles("#include <immintrin.h>
-int main(void){_tile_release();return 0;}" QC_HAVE_AMX)
+int main(void){__m512 v=_mm512_set1_ps(1.f);__m512bh h=_mm512_cvtne2ps_pbh(v,v);(void)h;_tile_zero(0);_tile_release();return 0;}" QC_HAVE_AMX)
 unset(CMAKE_REQUIRED_FLAGS)
 
 function(qc_found_word var out)

@@ -1,14 +1,16 @@
 /* op_gemm.c: the quantized GEMM op (shared/spec/formats.md §9, reference/ops/gemm.h).
  *   gemm  a: f32 [m, k] activations, b: f32 [n, k] weights, bias: f32 [n] (bias=1)
  *         -> c: [m, n] in `out` (bf16 | f16 | f32 codes), c.bound: f64 [m, n] (rule bound)
- * params: kind (fp8_tensor fp8_rowwise fp8_block mxfp8 mxfp4_bf16 nvfp4), m, n, k, out (default
+ * params: kind (fp8_tensor fp8_rowwise fp8_block mxfp8 mxfp4_bf16 nvfp4 int8_rowwise), m, n, k, out (default
  * bf16), bias (0|1), profile_a / profile_b (recipe profiles, default: the recipe's first), ue8m0
  * (fp8_block: power-of-two scales), scale_a / scale_b (fp8_tensor: static scales), model (exact |
  * grouped: the bound of a kernel that scales per K group | sgl-cpu: bf16 activations and
  * bf16-rounded dequantized weights), stages (1: also
  * the stage tensors stage.dequant.a / stage.dequant.b, f64 exact operand values, and
- * stage.dequant.alpha, f32 [1]). The operands are quantized inside the op with the recipe code, so
- * a backend is checked on the GEMM alone. */
+ * stage.dequant.alpha, f32 [1]), int8_ties (int8_rowwise: even | away, quantize_row_int8's rounding).
+ * The operands are quantized inside the op with the recipe code, so a backend is checked on the
+ * GEMM alone; qc_gemm_operands_get (gemm_op.h) hands a backend the same quantized operands.
+ * int8_rowwise is bit-exact (its own path below, no fp64 product): c.bound is 0 everywhere. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,14 +113,16 @@ static int quantize_operand(qc_op_call *c, int recipe, char side, const float *x
 }
 
 /* bf16: the dequantized values rounded (RNE) to bf16, as a kernel that dequantizes its weights to
- * bf16 before the dot does (model=sgl-cpu). */
+ * bf16 before the dot does (model=sgl-cpu). sgl-kernel's unpack_B multiplies code * scale in fp32
+ * and then rounds that to bf16 (cvtne2ps_pbh; layouts.md §7): two roundings, so the exact fp64
+ * product goes through fp32 first (it differs from one rounding about once in 2^16 weights). */
 static void dequantize_operand(operand *o, int recipe, int64_t rows, int64_t k, int bf16)
 {
     qc_cast_policy p = qcref_default_policy();
     if (recipe >= 0)
         qcref_operand_f64(o->job.recipe, &o->job.policy, &o->qz, o->v, &o->pow2);
     for (int64_t i = 0; bf16 && i < rows * k; i++)
-        o->v[i] = qcref_decode(QC_BF16, qcref_gemm_round_out(o->v[i], QC_BF16), &p);
+        o->v[i] = qcref_decode(QC_BF16, qcref_gemm_round_out((double)(float)o->v[i], QC_BF16), &p);
     for (int64_t r = 0; r < rows; r++)
         o->lsb[r] = qcref_row_lsb(o->v + r * k, (size_t)k);
 }
@@ -211,61 +215,224 @@ static int write_outputs(qc_op_call *c, int64_t m, int64_t n, int64_t k, qc_form
     return 0;
 }
 
-int qc_gemm_op(qc_op_call *c, qc_gemm_tweak tweak)
-{
-    const char *kname = qc_param_or(c->params, "kind", "");
-    int kind = qcref_gemm_kind_from_name(kname);
-    int64_t m, n, k, has_bias = 0;
+/* The params of one call, checked. */
+typedef struct gemm_call {
+    int kind, cpu, grouped;
+    int64_t m, n, k, has_bias;
     qc_format of;
-    if (kind < 0) {
-        snprintf(c->err, c->errlen, "param kind=%s (known: fp8_tensor fp8_rowwise fp8_block mxfp8 mxfp4_bf16 nvfp4)",
-                 kname);
+    qc_int8_ties ties;
+    const float *a, *b, *bias;
+} gemm_call;
+
+static int int8_params(qc_op_call *c, gemm_call *g)
+{
+    const char *t = qc_param_or(c->params, "int8_ties", "even");
+    if (strcmp(t, "even") && strcmp(t, "away")) {
+        snprintf(c->err, c->errlen, "param int8_ties=%s (known: even, away; quantize_row_int8's rounding)", t);
         return 2;
     }
-    if (param_int(c, "m", 0, &m) || param_int(c, "n", 0, &n) || param_int(c, "k", 0, &k) || out_format(c, &of) ||
-        (qc_param(c->params, "bias") && param_int(c, "bias", 0, &has_bias)))
+    g->ties = strcmp(t, "even") ? QC_INT8_TIES_AWAY : QC_INT8_TIES_EVEN;
+    if (g->cpu || g->grouped) {
+        snprintf(c->err, c->errlen, "kind int8_rowwise is bit-exact: model must be exact (the default)");
         return 2;
-    const qc_gemm_kind_info *ki = qcref_gemm_kind(kind);
+    }
+    if (g->k > QCREF_INT8_MAX_K) {
+        snprintf(c->err, c->errlen, "kind int8_rowwise: k=%lld > %d, the int32 u8 x s8 sum could overflow "
+                 "(K * 255 * 127 must stay below 2^31)", (long long)g->k, QCREF_INT8_MAX_K);
+        return 2;
+    }
+    for (int64_t i = 0; i < (g->m + g->n) * g->k; i++)
+        if (!isfinite(i < g->m * g->k ? g->a[i] : g->b[i - g->m * g->k])) {
+            snprintf(c->err, c->errlen, "kind int8_rowwise: inputs a and b must be finite (element %lld is not)",
+                     (long long)i);
+            return 2;
+        }
+    return 0;
+}
+
+static int gemm_setup(qc_op_call *c, gemm_call *g)
+{
+    const char *kname = qc_param_or(c->params, "kind", "");
+    memset(g, 0, sizeof *g);
+    g->kind = qcref_gemm_kind_from_name(kname);
+    if (g->kind < 0) {
+        snprintf(c->err, c->errlen,
+                 "param kind=%s (known: fp8_tensor fp8_rowwise fp8_block mxfp8 mxfp4_bf16 nvfp4 int8_rowwise)", kname);
+        return 2;
+    }
+    if (param_int(c, "m", 0, &g->m) || param_int(c, "n", 0, &g->n) || param_int(c, "k", 0, &g->k) ||
+        out_format(c, &g->of) || (qc_param(c->params, "bias") && param_int(c, "bias", 0, &g->has_bias)))
+        return 2;
     /* model (the rounding points of a real kernel, as a profile): exact, or sgl-cpu (sgl-kernel CPU
      * w8a16: bf16 activations, weights dequantized to bf16 before an fp32 dot; layouts.md §7), or
      * grouped (per-group_k fp32 partial dots, then the scales, then the partials: gemm.h) */
     const char *model = qc_param_or(c->params, "model", "exact");
-    int cpu = strcmp(model, "sgl-cpu") == 0, grouped = strcmp(model, "grouped") == 0;
-    if (!cpu && !grouped && strcmp(model, "exact")) {
+    g->cpu = strcmp(model, "sgl-cpu") == 0, g->grouped = strcmp(model, "grouped") == 0;
+    if (!g->cpu && !g->grouped && strcmp(model, "exact")) {
         snprintf(c->err, c->errlen, "param model=%s (known: exact, grouped, sgl-cpu)", model);
         return 2;
     }
-    if (cpu && kind != QC_GEMM_FP8_BLOCK && kind != QC_GEMM_MXFP4_BF16) {
+    if (g->cpu && g->kind != QC_GEMM_FP8_BLOCK && g->kind != QC_GEMM_MXFP4_BF16) {
         snprintf(c->err, c->errlen, "model=sgl-cpu is the w8a16 path of kinds fp8_block and mxfp4_bf16, not %s", kname);
         return 2;
     }
-    int recipe_a = cpu ? -1 : ki->recipe_a;
-    const qc_tensor *ta = f32_input(c, "a", m * k), *tb = f32_input(c, "b", n * k);
-    const qc_tensor *tbias = has_bias ? f32_input(c, "bias", n) : NULL;
-    if (!ta || !tb || (has_bias && !tbias))
+    const qc_tensor *ta = f32_input(c, "a", g->m * g->k), *tb = f32_input(c, "b", g->n * g->k);
+    const qc_tensor *tbias = g->has_bias ? f32_input(c, "bias", g->n) : NULL;
+    if (!ta || !tb || (g->has_bias && !tbias))
         return 2;
+    g->a = ta->data, g->b = tb->data, g->bias = tbias ? tbias->data : NULL;
+    return g->kind == QC_GEMM_INT8_ROWWISE ? int8_params(c, g) : 0;
+}
+
+/* ---- int8_rowwise (gemm.h): sgl-kernel per_token_quant_int8_cpu + int8_scaled_mm_cpu ---- */
+
+/* Activations are bf16 in sgl-kernel (per_token_quant_int8_cpu takes bf16/fp16): a is rounded to
+ * bf16 (RNE) first. Weights arrive already quantized in sgl-kernel (static per-channel); qcheck
+ * quantizes b's rows from fp32 with the same rule (qcref_quantize_row_int8). */
+static int int8_quantize(qc_op_call *c, const gemm_call *g, qc_gemm_operands *o)
+{
+    size_t mk = (size_t)(g->m * g->k), nk = (size_t)(g->n * g->k);
+    o->a_s8 = malloc(mk + 8), o->b_s8 = malloc(nk + 8);
+    o->a_scale = malloc((size_t)g->m * sizeof(float) + 8), o->b_scale = malloc((size_t)g->n * sizeof(float) + 8);
+    float *row = malloc((size_t)g->k * sizeof *row + 8);
+    int rc = !o->a_s8 || !o->b_s8 || !o->a_scale || !o->b_scale || !row;
+    qc_cast_policy p = qcref_default_policy();
+    for (int64_t i = 0; !rc && i < g->m; i++) {
+        for (int64_t j = 0; j < g->k; j++)
+            row[j] = qcref_decode(QC_BF16, qcref_encode(QC_BF16, g->a[i * g->k + j], &p), &p);
+        o->a_scale[i] = qcref_quantize_row_int8(row, (size_t)g->k, g->ties, o->a_s8 + i * g->k);
+    }
+    for (int64_t i = 0; !rc && i < g->n; i++)
+        o->b_scale[i] = qcref_quantize_row_int8(g->b + i * g->k, (size_t)g->k, g->ties, o->b_s8 + i * g->k);
+    free(row);
+    if (rc)
+        snprintf(c->err, c->errlen, "out of memory quantizing the int8 operands");
+    return rc ? 2 : 0;
+}
+
+static void store_code(qc_tensor *t, int64_t e, uint32_t code)
+{
+    if (t->storage == QC_ST_U16)
+        ((uint16_t *)t->data)[e] = (uint16_t)code;
+    else
+        ((uint32_t *)t->data)[e] = code;
+}
+
+static int int8_gemm(qc_op_call *c, const gemm_call *g)
+{
+    qc_gemm_operands o = {0};
+    int64_t shape[2] = {g->m, g->n};
+    qc_tensor t, tb;
+    if (int8_quantize(c, g, &o)) {
+        qc_gemm_operands_free(&o);
+        return 2;
+    }
+    if (qc_tensor_alloc(&t, "c", qc_format_storage(g->of), qc_format_name(g->of), 2, shape) ||
+        qc_tensor_alloc(&tb, "c.bound", QC_ST_F64, "f64", 2, shape)) {
+        qc_gemm_operands_free(&o);
+        snprintf(c->err, c->errlen, "out of memory for c [%lld, %lld]", (long long)g->m, (long long)g->n);
+        return 2;
+    }
+    qc_cast_policy p = qcref_default_policy();
+    for (int64_t i = 0; i < g->m; i++)
+        for (int64_t j = 0; j < g->n; j++) {
+            int32_t dot = 0; /* exact: |dot| <= K * 127 * 127 < 2^31 for K <= QCREF_INT8_MAX_K */
+            for (int64_t l = 0; l < g->k; l++)
+                dot += (int32_t)o.a_s8[i * g->k + l] * o.b_s8[j * g->k + l];
+            float v = qcref_int8_epilogue(dot, o.a_scale[i], o.b_scale[j], g->bias ? g->bias + j : NULL);
+            store_code(&t, i * g->n + j, g->of == QC_F32 ? qc_f32_bits(v) : qcref_encode(g->of, v, &p));
+            ((double *)tb.data)[i * g->n + j] = 0.0; /* bit-exact */
+        }
+    qc_gemm_operands_free(&o);
+    if (!qc_set_add(c->out, &t) || !qc_set_add(c->out, &tb)) {
+        snprintf(c->err, c->errlen, "too many output tensors");
+        return 2;
+    }
+    return 0;
+}
+
+/* ---- the quantized operands for a backend (gemm_op.h) ---- */
+
+/* fp8_block under model=sgl-cpu: a as bf16 codes, b as the block recipe's e4m3fn codes + scales. */
+static int fp8_block_operands(qc_op_call *c, const gemm_call *g, qc_gemm_operands *o)
+{
+    operand b = {0};
+    int rc = quantize_operand(c, QC_RECIPE_BLOCK, 'b', g->b, g->n, g->k, &b);
+    if (!rc && (b.job.policy.elem != QC_E4M3FN || b.job.policy.block_r != 128 || b.job.policy.block_c != 128))
+        rc = 1; /* another element format or block: not the kernel's */
+    size_t mk = (size_t)(g->m * g->k), nk = (size_t)(g->n * g->k), ns = b.quantized ? b.qz.nscales : 0;
+    o->a_bf16 = malloc(mk * 2 + 8), o->b_codes = malloc(nk + 8), o->b_block_scale = malloc(ns * 4 + 8);
+    if (!rc && (!o->a_bf16 || !o->b_codes || !o->b_block_scale)) {
+        snprintf(c->err, c->errlen, "out of memory for the fp8_block operands");
+        rc = 2;
+    }
+    if (!rc) {
+        qc_cast_policy p = qcref_default_policy();
+        for (size_t i = 0; i < mk; i++)
+            o->a_bf16[i] = (uint16_t)qcref_encode(QC_BF16, g->a[i], &p);
+        memcpy(o->b_codes, b.qz.q, nk);
+        memcpy(o->b_block_scale, b.qz.scale_f32, ns * 4);
+    }
+    operand_free(&b);
+    return rc;
+}
+
+int qc_gemm_operands_get(qc_op_call *c, qc_gemm_operands *o)
+{
+    gemm_call g;
+    memset(o, 0, sizeof *o);
+    int rc = gemm_setup(c, &g);
+    if (rc)
+        return rc;
+    o->kind = g.kind, o->m = g.m, o->n = g.n, o->k = g.k, o->out = g.of, o->bias = g.bias;
+    if (g.kind == QC_GEMM_INT8_ROWWISE)
+        return int8_quantize(c, &g, o);
+    if (g.kind == QC_GEMM_FP8_BLOCK && g.cpu)
+        return fp8_block_operands(c, &g, o);
+    return 1;
+}
+
+void qc_gemm_operands_free(qc_gemm_operands *o)
+{
+    free(o->a_bf16), free(o->b_codes), free(o->b_block_scale);
+    free(o->a_s8), free(o->b_s8), free(o->a_scale), free(o->b_scale);
+    memset(o, 0, sizeof *o);
+}
+
+int qc_gemm_op(qc_op_call *c, qc_gemm_tweak tweak)
+{
+    gemm_call g;
+    if (gemm_setup(c, &g))
+        return 2;
+    if (g.kind == QC_GEMM_INT8_ROWWISE)
+        return int8_gemm(c, &g);
+    int kind = g.kind, cpu = g.cpu, grouped = g.grouped;
+    int64_t m = g.m, n = g.n, k = g.k, has_bias = g.has_bias;
+    qc_format of = g.of;
+    const qc_gemm_kind_info *ki = qcref_gemm_kind(kind);
+    int recipe_a = cpu ? -1 : ki->recipe_a;
     operand a = {0}, b = {0};
     double *y = malloc((size_t)(m * n) * sizeof *y + 8), *s = malloc((size_t)(m * n) * sizeof *s + 8);
     double *bias = has_bias ? malloc((size_t)n * sizeof *bias + 8) : NULL;
     int rc = !y || !s || (has_bias && !bias) ? 2 : 0;
     if (rc)
         snprintf(c->err, c->errlen, "out of memory for [%lld, %lld]", (long long)m, (long long)n);
-    rc = rc || quantize_operand(c, recipe_a, 'a', ta->data, m, k, &a) ||
-         quantize_operand(c, (int)ki->recipe_b, 'b', tb->data, n, k, &b);
+    rc = rc || quantize_operand(c, recipe_a, 'a', g.a, m, k, &a) ||
+         quantize_operand(c, (int)ki->recipe_b, 'b', g.b, n, k, &b);
     if (!rc) {
         if (tweak)
             tweak((qc_gemm_kind)kind, &b.job, &b.qz);
         dequantize_operand(&a, recipe_a, m, k, 0);
         dequantize_operand(&b, (int)ki->recipe_b, n, k, cpu);
         for (int64_t j = 0; has_bias && j < n; j++)
-            bias[j] = ((const float *)tbias->data)[j];
+            bias[j] = g.bias[j];
         float alpha = qcref_gemm_alpha((qc_gemm_kind)kind, a.qz.gscale, b.qz.gscale);
         if (qcx_gemm((size_t)m, (size_t)n, (size_t)k, a.v, b.v, alpha, bias, y, s)) {
             snprintf(c->err, c->errlen, "out of memory in the fp64 GEMM");
             rc = 2;
         } else {
             int64_t kb = (int64_t)qcref_gemm_bound_k((qc_gemm_kind)kind, (size_t)k, grouped);
-            rc = write_outputs(c, m, n, kb, of, &a, &b, alpha, has_bias ? tbias->data : NULL, y, s);
+            rc = write_outputs(c, m, n, kb, of, &a, &b, alpha, g.bias, y, s);
             if (!rc && strcmp(qc_param_or(c->params, "stages", "0"), "1") == 0)
                 rc = write_stages(c, m, n, k, &a, &b, alpha);
         }
@@ -282,5 +449,5 @@ static int ref_gemm(qc_op_call *c) { return qc_gemm_op(c, NULL); }
 
 const qc_op qc_op_gemm = {"gemm",
                           "a f32[m, k], b f32[n, k], bias f32[n] -> c [m, n] (out: bf16|f16|f32), c.bound f64; "
-                          "params: kind m n k out bias profile_a profile_b ue8m0 scale_a scale_b model stages",
+                          "params: kind m n k out bias profile_a profile_b ue8m0 scale_a scale_b model stages int8_ties",
                           ref_gemm};

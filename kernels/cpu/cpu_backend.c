@@ -1,27 +1,43 @@
 /* cpu_backend.c: the registration table of the CPU backends (STYLE.md, BLIS: kernels in their
  * own files, one table here). Compiled without AVX-512 flags, so that the cpuid checks run on any
- * x86-64 CPU; the kernels (cast_avx512.c, quant_avx512.c, swizzle_avx512.c) are called only after
- * unavailable() returned NULL.
+ * x86-64 CPU; the kernels (cast_avx512.c, quant_avx512.c, swizzle_avx512.c, transform_avx512.c,
+ * amx_gemm.c) are called only after their backend's unavailable() returned NULL.
  *
  * cpu-avx512 implements:
  *   cast    vectorized: fp32 -> every minifloat (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e2m1, e2m3,
- *           e3m2, bf16, f16) under every policy, and e8m0 under every rule but log2-ceil.
- *           Falls back to the reference: e8m0 log2-ceil.
- *   quant   vectorized: tensor, token, token_group (every profile), mxfp8/mxfp6/mxfp4 (every
- *           profile but modelopt, whose e8m0 is log2-ceil), nvfp4 (every profile). Falls back:
- *           block, modelopt. Serialization (FP4 packing, scale layouts) is the harness's.
+ *           e3m2, bf16, f16) under every policy, and e8m0 under every rule (log2-ceil through a
+ *           log2f threshold table). Falls back to the reference: inputs that are not fp32.
+ *   quant   vectorized: tensor, token, token_group, block 128x128, mxfp8/mxfp6/mxfp4, nvfp4 (every
+ *           profile, modelopt included). Falls back: inputs that are not fp32, elements wider than
+ *           8 bits. Serialization (FP4 packing, scale layouts) is the harness's.
  *   layout  vectorized: sf128x4 and block_scale_interleave with 1-byte scales. Falls back: every
  *           other map and 2-byte elements.
  *   fnuz_normalize  vectorized (transform_avx512.c).
- * cpu-amx implements nothing: this machine's CPU has no AMX, so nothing written for it could be
- * tested here; it is registered so that its absence is reported with the reason. */
+ * cpu-amx implements (amx_gemm.c; needs cpuid amx-tile, amx-bf16, amx-int8, avx512-bf16 and the
+ * Linux tile permission, arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA); else SKIPPED with
+ * the missing feature named):
+ *   gemm    kind=fp8_block model=sgl-cpu: sgl-kernel's fp8_scaled_mm_cpu (W8A16, weights unpacked
+ *           to bf16 per tile, AMX-BF16, fp32 accumulation), checked within c.bound;
+ *           kind=int8_rowwise: sgl-kernel's int8_scaled_mm_cpu (W8A8, AMX-INT8 u8 x s8 with the
+ *           s8s8 compensation words), bit-exact. Output bf16 or f32, any M, N, K (zero padding).
+ *           Falls back to the reference: every other kind or model, e5m2 or non-128 blocks, out=f16.
+ *   The AMX kernels were developed on a CPU without AMX and run only on the lent device machine
+ *   (ci/amx-bundle.sh); docs/DECISIONS.md "AMX" says how they are validated. */
+#define _DEFAULT_SOURCE /* syscall(2) */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
+#include "amx_gemm.h"
 #include "cpu_avx512.h"
+#include "gemm_op.h"
 #include "layouts/layouts.h"
 #include "quant_job.h"
 #include "registry.h"
@@ -130,27 +146,121 @@ static const qc_impl avx512_impls[] = {{"cast", NULL}};
 
 const qc_backend qc_backend_cpu_avx512 = {
     "cpu-avx512", "cpu",
-    "AVX-512 F/BW/VL/DQ kernels (kernels/cpu/): cast to every minifloat and e8m0 (not log2-ceil), quant "
-    "tensor/token/token_group/mx/nvfp4 (not block, not modelopt), layout sf128x4 and block_scale_interleave "
+    "AVX-512 F/BW/VL/DQ kernels (kernels/cpu/): cast to every minifloat and e8m0 (every rule), quant "
+    "tensor/token/token_group/block/mx/nvfp4 (every profile), layout sf128x4 and block_scale_interleave "
     "(1-byte scales), fnuz_normalize; the rest falls back to the reference",
     qc_cpu_avx512_unavailable, avx512_impls, AVX512_NIMPLS};
 
-/* AMX: Linux hands out the tile data state only after arch_prctl(ARCH_REQ_XCOMP_PERM,
- * XFEATURE_XTILEDATA); with cpuid reporting amx-tile that request would be made here. This CPU has
- * no AMX (cpuid amx_tile, amx_int8, amx_bf16 absent), so no AMX kernel exists: none could be tested. */
-static const char *amx_unavailable(void)
+/* ---- cpu-amx (amx_gemm.c) ---- */
+
+/* The features the AMX kernels execute, by cpuid (Intel SDM vol. 2A, CPUID leaf 07H): subleaf 0
+ * EDX bit 22 AMX-BF16, bit 24 AMX-TILE, bit 25 AMX-INT8; subleaf 1 EAX bit 5 AVX512-BF16 (the
+ * fp8 unpack's VCVTNE2PS2BF16). Returns the names of the missing ones ("" when none). */
+static const char *amx_missing_features(char *buf, size_t n)
 {
-#if defined(__x86_64__)
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    /* cpuid leaf 7 subleaf 0, EDX bit 24: AMX-TILE (Intel SDM vol. 2A, CPUID) */
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)))
-        return "cpuid: this CPU has no AMX (amx-tile); no AMX kernels are written yet (none could be tested here; "
-               "with AMX, arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) would be requested)";
-#endif
-    return "no AMX kernels are written yet: they were never run on an AMX CPU";
+    unsigned a = 0, b = 0, c = 0, d = 0, a1 = 0, b1 = 0, c1 = 0, d1 = 0;
+    int ok0 = __get_cpuid_count(7, 0, &a, &b, &c, &d), ok1 = ok0 && a >= 1 && __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1);
+    snprintf(buf, n, "%s%s%s%s", ok0 && (d >> 24 & 1) ? "" : " amx-tile", ok0 && (d >> 22 & 1) ? "" : " amx-bf16",
+             ok0 && (d >> 25 & 1) ? "" : " amx-int8", ok1 && (a1 >> 5 & 1) ? "" : " avx512-bf16");
+    return buf;
 }
 
-static const qc_impl amx_impls[] = {{"cast", NULL}};
+/* Linux (>= 5.16) hands a process the AMX tile data state only on request: arch_prctl(
+ * ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18) (Documentation/arch/x86/xstate.rst);
+ * without it the first tile instruction faults. The request is process-wide and idempotent. */
+const char *qc_cpu_amx_unavailable(void)
+{
+#if !defined(QC_CPU_AMX_BUILT)
+    return "this build's compiler cannot emit AMX + AVX512-BF16 (QC_HAVE_AMX off): amx_gemm.c not compiled";
+#elif !defined(__x86_64__) || !defined(__linux__)
+    return "not x86-64 Linux: the AMX tile permission is requested with Linux's arch_prctl";
+#else
+    static char why[256];
+    char missing[96];
+    if (qc_cpu_avx512_unavailable())
+        return "cpuid: this CPU lacks AVX-512 F/BW/VL/DQ (the AMX kernels' unpack and epilogues use it)";
+    if (amx_missing_features(missing, sizeof missing)[0]) {
+        snprintf(why, sizeof why, "cpuid: this CPU lacks%s (leaf 7: AMX tiles, TDPBF16PS, TDPBUSD, VCVTNE2PS2BF16)",
+                 missing);
+        return why;
+    }
+    if (syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) != 0) {
+        snprintf(why, sizeof why, "arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) failed: %s (Linux >= 5.16 "
+                 "grants the AMX tile state)", strerror(errno));
+        return why;
+    }
+    return NULL;
+#endif
+}
 
-const qc_backend qc_backend_cpu_amx = {"cpu-amx", "cpu", "AMX kernels: none yet (SKIPPED with the reason)",
-                                       amx_unavailable, amx_impls, 0};
+#if defined(QC_CPU_AMX_BUILT)
+
+static int amx_gemm_run(const qc_gemm_operands *o, qc_tensor *t)
+{
+    qc_amx_weights w;
+    qc_amx_act a = {0};
+    int f32 = o->out == QC_F32, rc;
+    if (o->kind == QC_GEMM_INT8_ROWWISE)
+        rc = qc_amx_pack_s8(o->b_s8, o->n, o->k, &w) || qc_amx_act_u8(o->a_s8, o->m, o->k, &w, &a) ||
+             qc_amx_gemm_s8(&a, o->a_scale, &w, o->b_scale, o->bias, f32, t->data, 0, o->n);
+    else
+        rc = qc_amx_pack_fp8(o->b_codes, o->b_block_scale, o->n, o->k, &w) ||
+             qc_amx_act_bf16(o->a_bf16, o->m, o->k, &w, &a) || qc_amx_gemm_fp8(&a, &w, o->bias, f32, t->data, 0, o->n);
+    qc_amx_act_free(&a);
+    qc_amx_weights_free(&w);
+    return rc ? 2 : 0;
+}
+
+/* gemm: kind=fp8_block model=sgl-cpu (e4m3fn, 128x128 blocks) and kind=int8_rowwise, out bf16 or
+ * f32, on the operands the reference op quantizes (qc_gemm_operands_get); everything else, and
+ * out=f16, falls back to the reference. */
+static int amx_gemm(qc_op_call *c)
+{
+    qc_gemm_operands o;
+    int rc = qc_gemm_operands_get(c, &o);
+    if (rc == 1 || (rc == 0 && o.out == QC_F16)) {
+        qc_gemm_operands_free(&o);
+        return fallback(c, "gemm");
+    }
+    if (rc) {
+        qc_gemm_operands_free(&o);
+        return rc;
+    }
+    int64_t shape[2] = {o.m, o.n};
+    qc_tensor t;
+    const char *why = qc_cpu_amx_unavailable(); /* this process's tile permission (a runner's child) */
+    if (why) {
+        snprintf(c->err, c->errlen, "cpu-amx: %s", why);
+        qc_gemm_operands_free(&o);
+        return 1;
+    }
+    if (qc_tensor_alloc(&t, "c", qc_format_storage(o.out), qc_format_name(o.out), 2, shape)) {
+        snprintf(c->err, c->errlen, "out of memory for c [%lld, %lld]", (long long)o.m, (long long)o.n);
+        qc_gemm_operands_free(&o);
+        return 2;
+    }
+    rc = amx_gemm_run(&o, &t);
+    qc_gemm_operands_free(&o);
+    if (rc)
+        snprintf(c->err, c->errlen, "out of memory in the AMX kernel");
+    if (rc || !qc_set_add(c->out, &t)) {
+        qc_tensor_free(&t);
+        return 2;
+    }
+    return 0;
+}
+
+static const qc_impl amx_impls[] = {{"gemm", amx_gemm}};
+#define AMX_NIMPLS 1
+#else
+static const qc_impl amx_impls[] = {{"gemm", NULL}};
+#define AMX_NIMPLS 0
+#endif
+
+const qc_backend qc_backend_cpu_amx = {
+    "cpu-amx", "cpu",
+    "AMX-BF16 / AMX-INT8 kernels (kernels/cpu/amx_gemm.c), sgl-kernel CPU semantics: gemm kind=fp8_block "
+    "model=sgl-cpu (e4m3fn 128x128 block weights unpacked to bf16, TDPBF16PS, fp32 accumulation) and "
+    "kind=int8_rowwise (u8 x s8 TDPBUSD with s8s8 compensation, bit-exact epilogue), out bf16/f32; every other "
+    "gemm and out=f16 fall back to the reference",
+    qc_cpu_amx_unavailable, amx_impls, AMX_NIMPLS};

@@ -16,6 +16,10 @@ static const qc_gemm_kind_info kinds[QC_GEMM_KIND_COUNT] = {
     {"mxfp4_bf16", -1, QC_RECIPE_MXFP4, 32, "§9.3 MXFP4 weights (e8m0 per 1x32) x bf16 activations"},
     {"nvfp4", QC_RECIPE_NVFP4, QC_RECIPE_NVFP4, 16,
      "§9.3 NVFP4: alpha*sum (e2m1*sf_a)(e2m1*sf_b), alpha = fl32(input_scale*weight_scale_2)"},
+    /* The recipes are not used: int8 has its own quantizer (qcref_quantize_row_int8). */
+    {"int8_rowwise", QC_RECIPE_TOKEN, QC_RECIPE_TOKEN, 0,
+     "sgl-kernel CPU int8_scaled_mm_cpu: per-token int8 activations (quantize_row_int8) x per-channel int8 "
+     "weights, exact int32 dot, fp32 epilogue (acc - comp) * As[m] * Bs[n] (+ bias fused); bit-exact"},
 };
 
 const qc_gemm_kind_info *qcref_gemm_kind(int k) { return k >= 0 && k < QC_GEMM_KIND_COUNT ? &kinds[k] : NULL; }
@@ -160,4 +164,24 @@ int qcref_gemm_exact_grid(int grid, double s, double y64, qc_format out, int pow
         return 0;
     qc_cast_policy p = qcref_default_policy();
     return (double)qcref_decode(out, qcref_gemm_round_out(y64, out), &p) == y64;
+}
+
+float qcref_quantize_row_int8(const float *x, size_t k, qc_int8_ties ties, int8_t *q)
+{
+    float amax = 0.0f;
+    for (size_t i = 0; i < k; i++)
+        amax = fmaxf(amax, fabsf(x[i]));
+    amax = fmaxf(amax, 1e-7f); /* vec.h: eps = 1e-7 */
+    float inv = 127.0f / amax;
+    for (size_t i = 0; i < k; i++) {
+        float v = x[i] * inv;
+        q[i] = (int8_t)(ties == QC_INT8_TIES_EVEN ? nearbyintf(v) : roundf(v));
+    }
+    return amax / 127.0f;
+}
+
+float qcref_int8_epilogue(int32_t dot, float as, float bs, const float *bias)
+{
+    float v = (float)dot * as; /* int32 -> fp32 rounds to nearest even (the default mode) */
+    return bias ? fmaf(v, bs, *bias) : v * bs;
 }

@@ -28,6 +28,8 @@ typedef enum qc_gemm_kind {
     QC_GEMM_MXFP8,       /* §9.3 e8m0 per 1x32 on both operands */
     QC_GEMM_MXFP4_BF16,  /* §9.3 MXFP4 weights x bf16 activations (triton_kernels matmul_ogs w4a16) */
     QC_GEMM_NVFP4,       /* §9.3 e4m3 per 1x16 on both, alpha = fl32(input_scale * weight_scale_2) */
+    QC_GEMM_INT8_ROWWISE, /* sgl-kernel CPU int8_scaled_mm_cpu: per-token x per-channel symmetric int8,
+                           * int32 accumulation, a bit-exact fp32 epilogue (qcref_int8_epilogue) */
     QC_GEMM_KIND_COUNT
 } qc_gemm_kind;
 
@@ -57,8 +59,9 @@ int qcref_lsb_exponent(double x);
 int qcref_row_lsb(const double *row, size_t n);
 
 /* Per-element error bound of an fp32-accumulating kernel against the reference's stored output,
- * from the fp64 value y64 = alpha * dot + bias and s = |alpha| * sum_k |A B| + |bias| (both from
- * fp64 dgemm). Terms (all in units of the fp32 roundoff u = 2^-24, gamma(n) = n u / (1 - n u),
+ * from the fp64 value y64 = alpha * dot + bias (fp64 dgemm) and any s >= |alpha| * sum_k |A B| +
+ * |bias| (reference/exact's qcx_gemm gives a proven upper bound from K-block norms, up to ~1.5x the
+ * exact sum on random data; every term below only grows with s, so it stays sound). Terms (all in units of the fp32 roundoff u = 2^-24, gamma(n) = n u / (1 - n u),
  * Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., §3.1 and (3.4)):
  *   E    = gamma(K + 4) s + (K + 4) 2^-149   fp32: K products and K-1 sums in ANY order/blocking,
  *                                             two scale products, alpha, bias; underflow per op
@@ -85,6 +88,30 @@ int qcref_gemm_exact_grid(int grid, double s, double y64, qc_format out, int pow
 
 /* y64 rounded (RNE) to the output format: bf16, f16 (16-bit codes) or f32 bits. */
 uint32_t qcref_gemm_round_out(double y64, qc_format out);
+
+/* ---- int8_rowwise: sgl-kernel CPU W8A8 (sgl-kernel/csrc/cpu/gemm_int8.cpp, vec.h) ----
+ * The int32 sum of s8 x s8 products is exact, so the reference is bit-exact: the kernel's own fp32
+ * epilogue in its own op order, nothing left to bound. */
+
+/* The largest K: the kernel sums u8 (s8 + 128, <= 255) x s8 (|w| <= 127) products in int32, and
+ * K * 255 * 127 < 2^31 for K <= 66311 (no wraparound anywhere); 65536 is the limit qcheck states. */
+#define QCREF_INT8_MAX_K 65536
+
+/* How std::round-like rounding breaks ties in quantize_row_int8: the AVX-512 bf16 specialization
+ * (the path of an AVX-512/AMX CPU) rounds with _mm512_roundscale_ps(TO_NEAREST_INT): ties to even;
+ * the generic template uses std::round: ties away from zero. */
+typedef enum qc_int8_ties { QC_INT8_TIES_EVEN, QC_INT8_TIES_AWAY } qc_int8_ties;
+
+/* sgl-kernel csrc/cpu/vec.h quantize_row_int8 (per_token_quant_int8_cpu): amax = max(max_k |x|,
+ * 1e-7f); scale = amax / 127 and inv = 127 / amax (two fp32 divisions); q = round(x * inv) (fp32
+ * product), no clamp (|x * inv| < 127.5 always). The kernel stores q + 128 as u8. Returns scale. */
+float qcref_quantize_row_int8(const float *x, size_t k, qc_int8_ties ties, int8_t *q);
+
+/* sgl-kernel csrc/cpu/gemm_int8.cpp tinygemm_kernel_nn<BFloat16>::apply, the store lambda:
+ * v = cvtepi32_ps(acc - comp) (RNE), then with bias fmadd(v * As[m], Bs[n], bias[n]) (one fused
+ * rounding), without bias (v * As[m]) * Bs[n]; acc - comp is the s8 x s8 dot. The kernel then
+ * rounds to bf16 with cvtne2ps_pbh (RNE). */
+float qcref_int8_epilogue(int32_t dot, float as, float bs, const float *bias);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,393 @@
+/* amx_gemm.c: AMX-BF16 / AMX-INT8 GEMM kernels with sgl-kernel CPU semantics (amx_gemm.h).
+ * Claim (the profile each kernel reproduces):
+ *   fp8:  gemm kind=fp8_block model=sgl-cpu: sgl-kernel csrc/cpu/gemm_fp8.cpp fp8_scaled_mm_cpu,
+ *         unpack_B: fp8 e4m3fn -> fp32, times the 128x128 block scale in fp32, rounded to bf16 with
+ *         cvtne2ps_pbh (RNE), then a bf16 dot with fp32 accumulation (layouts.md §7). Checked
+ *         within c.bound (any fp32 accumulation order).
+ *   s8:   gemm kind=int8_rowwise: csrc/cpu/gemm_int8.cpp int8_scaled_mm_cpu: u8 (s8 + 128)
+ *         activations x s8 weights in int32, minus comp[n] = 128 * sum_k w[n][k] (s8s8
+ *         compensation, gemm.cpp), then the fp32 epilogue of tinygemm_kernel_nn: bit-exact.
+ * Blocking: C is computed in 32 x 32 blocks (2 x 2 tiles of 16 x 16 fp32/int32) over K chunks of
+ * KC, for panels of NC output columns whose unpacked bf16 weights stay in L2; C of a panel is an
+ * fp32/int32 accumulator reloaded per K chunk. Tiles: 0-3 C, 4-5 A (two 16-row halves), 6-7 B.
+ * Known departures from exact IEEE (documented, outside the sgl-cpu model only for tiny values):
+ * TDPBF16PS and VCVTNE2PS2BF16 treat denormal inputs as zero and flush denormal results (Intel SDM
+ * vol. 2); sgl-kernel runs the same instructions. Output rounding to bf16 is done by integer
+ * arithmetic (RNE, denormals kept) so it matches the reference for every finite value. */
+#include "amx_gemm.h"
+
+#include <immintrin.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NC 256 /* output columns per panel (8 blocks of 32) */
+#define KC 512 /* K per chunk: an A block of 32 x 512 bf16 (32 KiB) stays in L1 across the panel */
+
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* ---- tile configuration: palette 1, eight 16-row x 64-byte tiles ---- */
+typedef struct tile_config {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} tile_config;
+
+static void tiles_configure(void)
+{
+    tile_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++)
+        cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    _tile_loadconfig(&cfg);
+}
+
+/* ---- packing (layouts.md §7, sgl-kernel gemm.cpp pack_vnni / s8s8_compensation) ---- */
+
+static int pack_alloc(qc_amx_weights *w, qc_amx_wtype t, int64_t n, int64_t k, int64_t kmult, size_t block_bytes)
+{
+    memset(w, 0, sizeof *w);
+    w->type = t, w->n = n, w->k = k, w->np = round_up(n, 32), w->kp = round_up(k, kmult);
+    w->packed = calloc((size_t)(w->np / 32) * block_bytes + 64, 1);
+    return w->packed ? 0 : 2;
+}
+
+/* VNNI-2: block b holds rows 32b..32b+31 as [kp/2][32][2] (elements of esize bytes). */
+static void pack_vnni2(const uint8_t *src, size_t esize, int64_t n, int64_t k, int64_t kp, uint8_t *dst)
+{
+    for (int64_t r = 0; r < n; r++) {
+        uint8_t *blk = dst + (size_t)(r / 32 * 32 * kp) * esize;
+        for (int64_t c = 0; c < k; c++)
+            memcpy(blk + (size_t)((c / 2) * 64 + (r % 32) * 2 + c % 2) * esize, src + (size_t)(r * k + c) * esize,
+                   esize);
+    }
+}
+
+int qc_amx_pack_fp8(const uint8_t *w, const float *scale, int64_t n, int64_t k, qc_amx_weights *out)
+{
+    if (pack_alloc(out, QC_AMX_W_FP8, n, k, 32, (size_t)(32 * round_up(k, 32))))
+        return 2;
+    out->scale_cols = (k + 127) / 128;
+    size_t ns = (size_t)((n + 127) / 128 * out->scale_cols);
+    out->scale = malloc(ns * sizeof *out->scale + 64);
+    if (!out->scale) {
+        qc_amx_weights_free(out);
+        return 2;
+    }
+    memcpy(out->scale, scale, ns * sizeof *out->scale);
+    pack_vnni2(w, 1, n, k, out->kp, out->packed);
+    return 0;
+}
+
+int qc_amx_pack_bf16(const uint16_t *w, int64_t n, int64_t k, qc_amx_weights *out)
+{
+    if (pack_alloc(out, QC_AMX_W_BF16, n, k, 32, (size_t)(64 * round_up(k, 32))))
+        return 2;
+    pack_vnni2((const uint8_t *)w, 2, n, k, out->kp, out->packed);
+    return 0;
+}
+
+/* VNNI-4: block b is [kp/4][32][4] s8, then comp[32] int32 = 128 * sum_k w[n][k] (the u8 = s8 + 128
+ * activations add 128 * w to every product; gemm_int8.cpp [NOTE]: s8s8 igemm compensation). */
+int qc_amx_pack_s8(const int8_t *w, int64_t n, int64_t k, qc_amx_weights *out)
+{
+    int64_t kp = round_up(k, 64), bb = 32 * kp + 128;
+    if (pack_alloc(out, QC_AMX_W_S8, n, k, 64, (size_t)bb))
+        return 2;
+    int8_t *dst = out->packed;
+    for (int64_t r = 0; r < n; r++) {
+        int8_t *blk = dst + r / 32 * bb;
+        int32_t comp = 0;
+        for (int64_t c = 0; c < k; c++) {
+            blk[(c / 4) * 128 + (r % 32) * 4 + c % 4] = w[r * k + c];
+            comp += 128 * (int32_t)w[r * k + c];
+        }
+        memcpy(blk + 32 * kp + (r % 32) * 4, &comp, 4);
+    }
+    return 0;
+}
+
+void qc_amx_weights_free(qc_amx_weights *w)
+{
+    free(w->packed);
+    free(w->scale);
+    memset(w, 0, sizeof *w);
+}
+
+static int act_alloc(qc_amx_act *a, int64_t m, const qc_amx_weights *w, size_t esize)
+{
+    /* A row stride that is a multiple of 4 KiB (K = 2048 bf16) puts the 16 rows of a tile load in
+     * one L1 set (12 ways): 64 extra bytes per row avoid that. */
+    a->m = m, a->mp = round_up(m, 32), a->kp = w->kp, a->lda = w->kp + 64 / (int64_t)esize;
+    a->data = calloc((size_t)(a->mp * a->lda) * esize + 64, 1);
+    return a->data ? 0 : 2;
+}
+
+int qc_amx_act_bf16(const uint16_t *a, int64_t m, int64_t k, const qc_amx_weights *w, qc_amx_act *out)
+{
+    if (act_alloc(out, m, w, 2))
+        return 2;
+    for (int64_t i = 0; i < m; i++)
+        memcpy((uint16_t *)out->data + i * out->lda, a + i * k, (size_t)k * 2);
+    return 0;
+}
+
+int qc_amx_act_u8(const int8_t *a, int64_t m, int64_t k, const qc_amx_weights *w, qc_amx_act *out)
+{
+    if (act_alloc(out, m, w, 1))
+        return 2;
+    uint8_t *d = out->data;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < k; j++)
+            d[i * out->lda + j] = (uint8_t)(a[i * k + j] + 128); /* quantize_row_int8: Aq = q + 128 */
+    return 0;
+}
+
+void qc_amx_act_free(qc_amx_act *a)
+{
+    free(a->data);
+    memset(a, 0, sizeof *a);
+}
+
+/* ---- 32 x 32 micro-kernels over one K chunk; c has row stride ldc elements ---- */
+
+static void c_tiles_load(void *c, int64_t ldc, int load)
+{
+    if (!load) {
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+        return;
+    }
+    float *f = c;
+    _tile_loadd(0, f, ldc * 4);
+    _tile_loadd(1, f + 16, ldc * 4);
+    _tile_loadd(2, f + 16 * ldc, ldc * 4);
+    _tile_loadd(3, f + 16 * ldc + 16, ldc * 4);
+}
+
+static void c_tiles_store(void *c, int64_t ldc)
+{
+    float *f = c;
+    _tile_stored(0, f, ldc * 4);
+    _tile_stored(1, f + 16, ldc * 4);
+    _tile_stored(2, f + 16 * ldc, ldc * 4);
+    _tile_stored(3, f + 16 * ldc + 16, ldc * 4);
+}
+
+/* a: bf16 [32 rows, lda]; b: one block's [kc/2][32][2] bf16 (a B tile row is 16 columns x one
+ * k pair, 64 bytes; the block row stride is 128 bytes). */
+static void block_bf16(const uint16_t *a, int64_t lda, const uint16_t *b, float *c, int64_t ldc, int64_t kc, int load)
+{
+    c_tiles_load(c, ldc, load);
+    for (int64_t k = 0; k < kc; k += 32) {
+        _tile_loadd(4, a + k, lda * 2);
+        _tile_loadd(5, a + 16 * lda + k, lda * 2);
+        _tile_loadd(6, b + k * 32, 128);
+        _tile_loadd(7, b + k * 32 + 32, 128);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+    c_tiles_store(c, ldc);
+}
+
+/* a: u8 [32 rows, lda]; b: one block's [kc/4][32][4] s8 (tile row: 16 columns x 4 k, 64 bytes). */
+static void block_s8(const uint8_t *a, int64_t lda, const int8_t *b, int32_t *c, int64_t ldc, int64_t kc, int load)
+{
+    c_tiles_load(c, ldc, load);
+    for (int64_t k = 0; k < kc; k += 64) {
+        _tile_loadd(4, a + k, lda);
+        _tile_loadd(5, a + 16 * lda + k, lda);
+        _tile_loadd(6, b + k * 32, 128);
+        _tile_loadd(7, b + k * 32 + 64, 128);
+        _tile_dpbusd(0, 4, 6);
+        _tile_dpbusd(1, 4, 7);
+        _tile_dpbusd(2, 5, 6);
+        _tile_dpbusd(3, 5, 7);
+    }
+    c_tiles_store(c, ldc);
+}
+
+/* ---- fp8 -> bf16 unpack (sgl-kernel gemm_fp8.cpp unpack_B) ---- */
+
+/* 32 e4m3fn codes -> bf16(fl32(value * s)). The code's 7 magnitude bits shifted left by 7 are an
+ * f16 with the same 4-bit exponent field and 3 mantissa bits: exactly value * 2^-8, subnormals
+ * included (f16 bias 15, e4m3 bias 7); * 256 restores it exactly. 0x7F / 0xFF are NaN. */
+static __m512i fp8x32_bf16(__m256i codes, __m512 s)
+{
+    __m512i h = _mm512_cvtepu8_epi16(codes);
+    __m512i mag = _mm512_and_si512(h, _mm512_set1_epi16(0x7F));
+    __m512i sign = _mm512_slli_epi16(_mm512_and_si512(h, _mm512_set1_epi16(0x80)), 8);
+    __m512i f16 = _mm512_or_si512(_mm512_slli_epi16(mag, 7), sign);
+    __m512 two8 = _mm512_set1_ps(256.0f);
+    __m512 lo = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtph_ps(_mm512_castsi512_si256(f16)), two8), s);
+    __m512 hi = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(f16, 1)), two8), s);
+    __m512i r = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
+    __mmask32 nan = _mm512_cmpeq_epi16_mask(mag, _mm512_set1_epi16(0x7F));
+    return _mm512_mask_mov_epi16(r, nan, _mm512_or_si512(sign, _mm512_set1_epi16(0x7FC0)));
+}
+
+/* One block's K chunk [k0, k0 + kc): kc/2 pair rows of 64 codes each, one scale per pair row
+ * (the 32 columns and the 2 k of a pair row share the 128 x 128 scale block). */
+static void unpack_block(const qc_amx_weights *w, int64_t blk, int64_t k0, int64_t kc, uint16_t *dst)
+{
+    const uint8_t *src = (const uint8_t *)w->packed + blk * 32 * w->kp + k0 * 32;
+    const float *srow = w->scale + (blk * 32 / 128) * w->scale_cols;
+    for (int64_t p = 0; p < kc / 2; p++) {
+        __m512 s = _mm512_set1_ps(srow[(k0 + 2 * p) / 128]);
+        __m256i c0 = _mm256_loadu_si256((const void *)(src + p * 64));
+        __m256i c1 = _mm256_loadu_si256((const void *)(src + p * 64 + 32));
+        _mm512_storeu_si512(dst + p * 64, fp8x32_bf16(c0, s));
+        _mm512_storeu_si512(dst + p * 64 + 32, fp8x32_bf16(c1, s));
+    }
+}
+
+/* ---- epilogues: 16 columns at a time, masked at the N tail ---- */
+
+/* fp32 -> bf16 RNE by integer arithmetic: (u + 0x7FFF + lsb) >> 16; NaN keeps its sign, quiet. */
+static __m256i f32x16_bf16(__m512 v)
+{
+    __m512i u = _mm512_castps_si512(v);
+    __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), lsb), 16);
+    __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
+    return _mm512_cvtepi32_epi16(r);
+}
+
+static void store16(void *c, int out_f32, int64_t off, __mmask16 mk, __m512 v)
+{
+    if (out_f32)
+        _mm512_mask_storeu_ps((float *)c + off, mk, v);
+    else
+        _mm256_mask_storeu_epi16((uint16_t *)c + off, mk, f32x16_bf16(v));
+}
+
+static __mmask16 tail_mask(int64_t left) { return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1); }
+
+/* c[i][j0..j1) = acc + bias for the panel's rows (acc row stride NC, column j - jp). */
+static void epilogue_f32(const float *acc, int64_t m, int64_t jp, int64_t j1, const float *bias, int out_f32,
+                         void *c, int64_t ldc)
+{
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = jp; j < j1; j += 16) {
+            __mmask16 mk = tail_mask(j1 - j);
+            __m512 v = _mm512_maskz_loadu_ps(mk, acc + i * NC + (j - jp));
+            if (bias)
+                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, bias + j));
+            store16(c, out_f32, i * ldc + j, mk, v);
+        }
+}
+
+/* gemm_int8.cpp tinygemm_kernel_nn store lambda: cvtepi32_ps(acc - comp), * As[m], then
+ * fmadd(., Bs[n], bias[n]) or * Bs[n]. comp of column j lies in block j/32 at word j%32. */
+static void epilogue_s8(const int32_t *acc, int64_t m, int64_t jp, int64_t j1, const qc_amx_weights *w,
+                        const float *as, const float *bs, const float *bias, int out_f32, void *c, int64_t ldc)
+{
+    const int8_t *base = w->packed;
+    for (int64_t j = jp; j < j1; j += 16) {
+        __mmask16 mk = tail_mask(j1 - j);
+        const int32_t *comp = (const int32_t *)(base + (j / 32) * (32 * w->kp + 128) + 32 * w->kp) + j % 32;
+        __m512i vcomp = _mm512_maskz_loadu_epi32(mk, comp);
+        __m512 vbs = _mm512_maskz_loadu_ps(mk, bs + j);
+        __m512 vbias = bias ? _mm512_maskz_loadu_ps(mk, bias + j) : _mm512_setzero_ps();
+        for (int64_t i = 0; i < m; i++) {
+            __m512i d = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(mk, acc + i * NC + (j - jp)), vcomp);
+            __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(d), _mm512_set1_ps(as[i]));
+            v = bias ? _mm512_fmadd_ps(v, vbs, vbias) : _mm512_mul_ps(v, vbs);
+            store16(c, out_f32, i * ldc + j, mk, v);
+        }
+    }
+}
+
+/* ---- drivers ---- */
+
+typedef struct panel {
+    int64_t jp, nb;   /* first column, number of 32-column blocks */
+    int64_t k0, kc;   /* K chunk */
+} panel;
+
+/* One K chunk of a bf16-type panel: B from the unpacked buffer (fp8) or the packed weights. */
+static void panel_bf16(const qc_amx_act *a, const qc_amx_weights *w, const panel *p, const uint16_t *unpacked,
+                       float *acc)
+{
+    for (int64_t mb = 0; mb < a->mp; mb += 32)
+        for (int64_t b = 0; b < p->nb; b++) {
+            const uint16_t *bp = unpacked ? unpacked + b * p->kc * 32
+                                          : (const uint16_t *)w->packed + (p->jp / 32 + b) * 32 * w->kp + p->k0 * 32;
+            block_bf16((const uint16_t *)a->data + mb * a->lda + p->k0, a->lda, bp, acc + mb * NC + b * 32, NC, p->kc,
+                       p->k0 > 0);
+        }
+}
+
+static int gemm_bf16_type(const qc_amx_act *a, const qc_amx_weights *w, const float *bias, int out_f32, void *c,
+                          int64_t n0, int64_t n1)
+{
+    float *acc = aligned_alloc(64, (size_t)(a->mp * NC) * 4 + 64);
+    uint16_t *buf = w->type == QC_AMX_W_FP8 ? aligned_alloc(64, (size_t)NC * KC * 2) : NULL;
+    if (!acc || (w->type == QC_AMX_W_FP8 && !buf)) {
+        free(acc), free(buf);
+        return 2;
+    }
+    if (w->kp == 0)
+        memset(acc, 0, (size_t)(a->mp * NC) * 4); /* K = 0: no chunk writes the accumulator */
+    tiles_configure();
+    for (int64_t jp = n0; jp < n1; jp += NC) {
+        panel p = {jp, (min64(jp + NC, n1) - jp + 31) / 32, 0, 0};
+        for (p.k0 = 0; p.k0 < w->kp; p.k0 += KC) {
+            p.kc = min64(KC, w->kp - p.k0);
+            for (int64_t b = 0; buf && b < p.nb; b++)
+                unpack_block(w, jp / 32 + b, p.k0, p.kc, buf + b * p.kc * 32);
+            panel_bf16(a, w, &p, buf, acc);
+        }
+        epilogue_f32(acc, a->m, jp, min64(jp + NC, n1), bias, out_f32, c, w->n);
+    }
+    _tile_release();
+    free(acc), free(buf);
+    return 0;
+}
+
+int qc_amx_gemm_fp8(const qc_amx_act *a, const qc_amx_weights *w, const float *bias, int out_f32, void *c,
+                    int64_t n0, int64_t n1)
+{
+    return w->type == QC_AMX_W_FP8 ? gemm_bf16_type(a, w, bias, out_f32, c, n0, n1) : 2;
+}
+
+int qc_amx_gemm_bf16(const qc_amx_act *a, const qc_amx_weights *w, const float *bias, int out_f32, void *c,
+                     int64_t n0, int64_t n1)
+{
+    return w->type == QC_AMX_W_BF16 ? gemm_bf16_type(a, w, bias, out_f32, c, n0, n1) : 2;
+}
+
+int qc_amx_gemm_s8(const qc_amx_act *a, const float *as, const qc_amx_weights *w, const float *bs, const float *bias,
+                   int out_f32, void *c, int64_t n0, int64_t n1)
+{
+    if (w->type != QC_AMX_W_S8)
+        return 2;
+    int32_t *acc = aligned_alloc(64, (size_t)(a->mp * NC) * 4 + 64);
+    if (!acc)
+        return 2;
+    int64_t bb = 32 * w->kp + 128;
+    if (w->kp == 0)
+        memset(acc, 0, (size_t)(a->mp * NC) * 4);
+    tiles_configure();
+    for (int64_t jp = n0; jp < n1; jp += NC) {
+        int64_t nb = (min64(jp + NC, n1) - jp + 31) / 32;
+        for (int64_t k0 = 0; k0 < w->kp; k0 += KC) {
+            int64_t kc = min64(KC, w->kp - k0);
+            for (int64_t mb = 0; mb < a->mp; mb += 32)
+                for (int64_t b = 0; b < nb; b++)
+                    block_s8((const uint8_t *)a->data + mb * a->lda + k0, a->lda,
+                             (const int8_t *)w->packed + (jp / 32 + b) * bb + k0 * 32, acc + mb * NC + b * 32, NC, kc,
+                             k0 > 0);
+        }
+        epilogue_s8(acc, a->m, jp, min64(jp + NC, n1), w, as, bs, bias, out_f32, c, w->n);
+    }
+    _tile_release();
+    free(acc);
+    return 0;
+}
