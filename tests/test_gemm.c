@@ -9,6 +9,8 @@
  * 3. Exact by construction: integer fills with power-of-two scales give bound 0 everywhere and
  *    outputs equal to an int64 dot product of the integer inputs (independent of the quantizer).
  * 4. A wrong scale (one K block over) is outside the bound: the bound can fail.
+ * 5. int8_rowwise (sgl-kernel W8A8): the op against a second implementation in fp64 / int64 with
+ *    hand rounding, bit for bit, both tie rules; hand-worked ties, eps and the fused bias; K limit.
  * Seeds are fixed and printed with every failure. */
 #include <math.h>
 #include <stdio.h>
@@ -144,6 +146,11 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* s of qcx_gemm over the exact magnitude sum, on the soundness instances (how loose dgemm.c's
+ * block bound is on quantized operands). */
+static double sloose[50000];
+static size_t n_sloose;
+
 /* One instance: MPFR certificate of the fp64 path, the kernels inside the bound, tightness. */
 static void soundness(const char *kv, const char *dist, double scale, size_t group, uint64_t seed, double *ratios,
                       size_t *nratios)
@@ -208,6 +215,11 @@ static void soundness(const char *kv, const char *dist, double scale, size_t gro
             double g53 = (double)(k + 2) * 0x1p-53 / (1 - (double)(k + 2) * 0x1p-53);
             double err = fabs(y[i * n + j] - ex), lim = g53 * sm[i * n + j];
             CHECK(err <= lim, "%s: dgemm (%zu, %zu) off MPFR by %g > gamma53 * s = %g", kv, i, j, err, lim);
+            double sx = qcx_absdot_mpfr_up((double *)ta->data + i * k, (double *)tb->data + j * k, k);
+            CHECK(sm[i * n + j] >= sx, "%s (%zu, %zu): magnitude bound %a below the exact sum %a", kv, i, j,
+                  sm[i * n + j], sx);
+            if (sx > 0 && n_sloose < sizeof sloose / sizeof sloose[0])
+                sloose[n_sloose++] = sm[i * n + j] / sx;
             double b = ((double *)bd->data)[i * n + j];
             if (b > 0 && err / b > worst_fp64)
                 worst_fp64 = err / b;
@@ -254,7 +266,127 @@ static void test_soundness(void)
     printf("tightness (model=grouped, per-group kernel, f32 out): median bound / error = %.3g over %zu (min %.3g)\n",
            ng ? ratios[ng / 2] : 0.0, ng, ng ? ratios[0] : 0.0);
     CHECK(ng > 100, "enough grouped elements with a nonzero error (%zu)", ng);
+    qsort(sloose, n_sloose, sizeof *sloose, cmp_double);
+    printf("magnitude bound s / exact sum |a||b| (dgemm.c's K-block norms): median %.3g, max %.3g over %zu\n",
+           n_sloose ? sloose[n_sloose / 2] : 0.0, n_sloose ? sloose[n_sloose - 1] : 0.0, n_sloose);
     free(ratios);
+}
+
+static uint64_t mix64(uint64_t *x) /* splitmix64 (Steele, Lea, Flood, OOPSLA 2014) */
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* A random double of magnitude 2^[lo, hi) with a random 53-bit significand and sign. */
+static double rand_mag(uint64_t *st, int lo, int hi)
+{
+    uint64_t r = mix64(st);
+    double m = 1 + (double)(r >> 12) * 0x1p-52;
+    return ldexp(r & 1 ? -m : m, lo + (int)(mix64(st) % (uint64_t)(hi - lo)));
+}
+
+/* The magnitude sum s of qcx_gemm (dgemm.c's block bound, or its exact fallback) is never below the
+ * exact |alpha| sum |a||b| + |bias|, which MPFR gives rounded up (a double is above the exact sum iff
+ * it is above that). Adversarial instances: the block bound's worst rounding (every square and
+ * product of 1 + 2^-27 rounds down, so without its inflation s would be below the exact sum there;
+ * scaled by 2^100 the norm products run in fp64, unscaled in fp32),
+ * Cauchy-Schwarz and Hölder exactly tight, huge and tiny magnitudes on both sides of the block
+ * range [2^-480, 2^480], products in the subnormal range and past DBL_MAX, a subnormal |alpha| s,
+ * cancellation (y near 0, s large), magnitudes 2^800 apart in one block, supports that share no K
+ * block, K not a multiple of 16. Also: y within gamma53(K) s of the MPFR dot, and s = 0 exactly for
+ * an all-zero row. */
+static void test_magnitude_bound(void)
+{
+    enum { WORST_ROUNDING, WORST_ROUNDING_F32, PROPORTIONAL, ONE_FLAT, NORMAL, HUGE_EDGE, HUGE_OVER, TINY_IN,
+           TINY_UNDER,
+           ALPHA_SUBNORMAL, CANCEL, SPREAD, DISJOINT, NKIND };
+    static const char *names[NKIND] = {"worst rounding (fp64 norm products)", "worst rounding (fp32 norm products)",
+                                       "a = b (Cauchy-Schwarz tight)", "b flat (Hölder tight)",
+                                       "normal", "huge, around 2^480", "huge, products past DBL_MAX",
+                                       "tiny, in range", "tiny, products subnormal", "alpha 2^-149, bias",
+                                       "cancellation", "2^400 and 2^-400 in one block", "disjoint supports"};
+    static const size_t ks[] = {64, 17, 1000, 1, 15, 33, 130};
+    uint64_t st = 42;
+    for (int kind = 0; kind < NKIND; kind++)
+        for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+            size_t m = 3, n = 4, k = ks[ki];
+            double *a = malloc(m * k * 8 + 8), *b = malloc(n * k * 8 + 8);
+            double *y = malloc(m * n * 8), *s = malloc(m * n * 8);
+            double *xa = malloc((k + 1) * 8), *xb = malloc((k + 1) * 8), bias[4] = {0, 0, 0, 0}, alpha = 1;
+            for (size_t i = 0; i < m * k; i++) {
+                size_t l = i % k;
+                switch (kind) {
+                case WORST_ROUNDING: a[i] = ldexp(1 + 0x1p-27, 100); break; /* > 2^45: fp64 products */
+                case WORST_ROUNDING_F32: a[i] = 1 + 0x1p-27; break;
+                case PROPORTIONAL: case ONE_FLAT: case NORMAL: case CANCEL: a[i] = rand_mag(&st, -3, 3); break;
+                case HUGE_EDGE: a[i] = rand_mag(&st, 470, 490); break;
+                case HUGE_OVER: a[i] = rand_mag(&st, 500, 520); break;
+                case TINY_IN: a[i] = rand_mag(&st, -480, -470); break;
+                case TINY_UNDER: a[i] = rand_mag(&st, -560, -520); break;
+                case ALPHA_SUBNORMAL: a[i] = rand_mag(&st, -470, -460); break;
+                case SPREAD: a[i] = l % 16 == 3 ? rand_mag(&st, 400, 401) : rand_mag(&st, -400, -399); break;
+                default: a[i] = l % 2 ? 0 : rand_mag(&st, -2, 2); break; /* DISJOINT */
+                }
+            }
+            for (size_t i = 0; i < n * k; i++) {
+                size_t l = i % k;
+                switch (kind) {
+                case WORST_ROUNDING: b[i] = ldexp(1 + 0x1p-27, 100); break;
+                case WORST_ROUNDING_F32: b[i] = 1 + 0x1p-27; break;
+                case PROPORTIONAL: b[i] = (i / k % 2 ? -0.5 : 2) * a[(i / k % m) * k + l]; break;
+                case ONE_FLAT: b[i] = i / k % 2 ? -0.75 : 3; break;
+                case CANCEL: b[i] = l < k / 2 ? 1 : -1; break;
+                case SPREAD: b[i] = l % 16 == 5 ? rand_mag(&st, 400, 401) : rand_mag(&st, -400, -399); break;
+                case DISJOINT: b[i] = l % 2 ? rand_mag(&st, -2, 2) : 0; break;
+                default: b[i] = kind == HUGE_EDGE || kind == HUGE_OVER ? rand_mag(&st, 460, 482)
+                               : kind == TINY_IN || kind == TINY_UNDER || kind == ALPHA_SUBNORMAL
+                                   ? rand_mag(&st, -480, -470)
+                                   : rand_mag(&st, -3, 3);
+                }
+            }
+            if (kind == CANCEL) /* row 0 of A: the second half repeats the first, so row 0 of y is 0 */
+                for (size_t l = k / 2; l < k && k > 1; l++)
+                    a[l] = a[l - k / 2];
+            if (kind == ALPHA_SUBNORMAL)
+                alpha = 0x1p-149, bias[1] = 0x1p-1074, bias[2] = 3;
+            for (size_t l = 0; l < k; l++)
+                a[(m - 1) * k + l] = kind == DISJOINT ? 0 : a[(m - 1) * k + l]; /* an all-zero row */
+            if (qcx_gemm(m, n, k, a, b, alpha, kind == ALPHA_SUBNORMAL ? bias : NULL, y, s)) {
+                CHECK(0, "qcx_gemm out of memory");
+                break;
+            }
+            double worst = INFINITY;
+            for (size_t i = 0; i < m; i++)
+                for (size_t j = 0; j < n; j++) {
+                    for (size_t l = 0; l < k; l++)
+                        xa[l] = alpha * a[i * k + l], xb[l] = b[j * k + l]; /* alpha a exact: a power of two */
+                    xa[k] = bias[j], xb[k] = 1;
+                    double ex = qcx_absdot_mpfr_up(xa, xb, k + 1), got = s[i * n + j];
+                    CHECK(got >= ex, "%s, k=%zu (%zu, %zu): s = %a below the exact magnitude sum %a", names[kind], k, i,
+                          j, got, ex);
+                    if (ex > 0 && isfinite(ex))
+                        worst = got / ex < worst ? got / ex : worst;
+                    double dot = qcx_dot_mpfr(xa, xb, k + 1), g53 = (double)(k + 2) * 0x1p-53;
+                    CHECK(!isfinite(got) || fabs(y[i * n + j] - dot) <= g53 / (1 - g53) * got + 0x1p-1070,
+                          "%s, k=%zu (%zu, %zu): y = %a off the exact dot %a by more than gamma53 s", names[kind], k,
+                          i, j, y[i * n + j], dot);
+                    if (kind == DISJOINT && i == m - 1)
+                        CHECK(got == 0, "disjoint, k=%zu: s of an all-zero row is %a, not 0", k, got);
+                }
+            /* sensitivity: s is within rounding of the exact sum here (fp64: the 2^-48 margin and phi;
+             * fp32: also the norms rounded up to fp32 and gamma32(G)) */
+            if (kind == WORST_ROUNDING && ki == 0)
+                CHECK(worst < 1 + 0x1p-40, "worst rounding: s / exact = 1 + %a, expected within 2^-40", worst - 1);
+            if (kind == WORST_ROUNDING_F32 && ki == 0)
+                CHECK(worst < 1 + 0x1p-18, "worst rounding, fp32: s / exact = 1 + %a, expected within 2^-18",
+                      worst - 1);
+            if (ki == 0 && isfinite(worst))
+                printf("  magnitude bound, %-38s k=%-5zu min s / exact = 1 + %.3g\n", names[kind], k, worst - 1);
+            free(a), free(b), free(y), free(s), free(xa), free(xb);
+        }
 }
 
 /* Cancellation the random instances do not reach: a[0] = 2^20, then K-2 terms 1 + 2^-7 that a
@@ -501,8 +633,140 @@ static void test_bound_rule(void)
     qc_tensor_free(&e), qc_tensor_free(&g), qc_tensor_free(&b);
 }
 
+/* ---- int8_rowwise: a second, deliberately plain implementation of sgl-kernel's W8A8 path
+ * (csrc/cpu/vec.h quantize_row_int8, csrc/cpu/gemm_int8.cpp store lambda), in fp64 / int64
+ * arithmetic rounded by hand, against the op; bit for bit. ---- */
+
+static float bf16_of(float x) /* RNE by integer arithmetic (finite x) */
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+static double round_half(double v, int even) /* v to an integer, ties even or away */
+{
+    double f = floor(v), d = v - f;
+    if (d != 0.5)
+        return d < 0.5 ? f : f + 1;
+    return even ? (fmod(f, 2) == 0 ? f : f + 1) : (v > 0 ? f + 1 : f);
+}
+
+static int slow_quant_row(const float *x, int64_t k, int even, int *q, float *scale)
+{
+    double amax = 1e-7f;
+    for (int64_t i = 0; i < k; i++)
+        amax = fabs(x[i]) > amax ? fabs(x[i]) : amax;
+    *scale = (float)(amax / 127.0); /* one rounding of the exact quotient (53 >= 2 * 24 + 2) */
+    float inv = (float)(127.0 / amax);
+    for (int64_t i = 0; i < k; i++) {
+        q[i] = (int)round_half((double)(float)((double)x[i] * inv), even);
+        if (q[i] < -127 || q[i] > 127)
+            return 1;
+    }
+    return 0;
+}
+
+/* fl32(p + b) with one rounding: the fp64 sum rounded to odd (TwoSum error), then to fp32. */
+static float add_once(double p, double b)
+{
+    double s = p + b, bb = s - p, e = (p - (s - bb)) + (b - bb);
+    if (e != 0) {
+        uint64_t u;
+        memcpy(&u, &s, 8);
+        if (!(u & 1)) {
+            s = nextafter(s, e > 0 ? INFINITY : -INFINITY);
+        }
+    }
+    return (float)s;
+}
+
+static float slow_epilogue(int64_t dot, float as, float bs, const float *bias)
+{
+    float v = (float)(double)dot;
+    v = (float)((double)v * as);
+    return bias ? add_once((double)v * bs, *bias) : (float)((double)v * bs);
+}
+
+static void int8_case(const char *kv, int64_t m, int64_t n, int64_t k, int even, int has_bias, uint64_t seed)
+{
+    qc_tensor_set in = {0}, out = {0};
+    if (run_gemm(kv, seed, "normal", 3, &in, &out, NULL)) {
+        failures++;
+        return;
+    }
+    const float *a = qc_set_find(&in, "a")->data, *b = qc_set_find(&in, "b")->data;
+    const float *bias = qc_set_find(&in, "bias")->data;
+    const qc_tensor *c = qc_set_find(&out, "c");
+    int *qa = malloc((size_t)(m * k + 1) * sizeof *qa), *qb = malloc((size_t)(n * k + 1) * sizeof *qb);
+    float *row = malloc((size_t)k * sizeof *row), *sa = malloc((size_t)(m + 1) * 4), *sb = malloc((size_t)(n + 1) * 4);
+    int range = 0;
+    for (int64_t i = 0; i < m; i++) {
+        for (int64_t l = 0; l < k; l++)
+            row[l] = bf16_of(a[i * k + l]);
+        range |= slow_quant_row(row, k, even, qa + i * k, sa + i);
+    }
+    for (int64_t j = 0; j < n; j++)
+        range |= slow_quant_row(b + j * k, k, even, qb + j * k, sb + j);
+    CHECK(!range, "%s: a quantized value left [-127, 127] (seed %llu)", kv, (unsigned long long)seed);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            int64_t dot = 0;
+            for (int64_t l = 0; l < k; l++)
+                dot += (int64_t)qa[i * k + l] * qb[j * k + l];
+            double want = slow_epilogue(dot, sa[i], sb[j], has_bias ? bias + j : NULL);
+            double got = value_out(c, i * n + j, c->storage == QC_ST_U16 ? QC_BF16 : QC_F32);
+            want = out_of_float((float)want, c->storage == QC_ST_U16 ? QC_BF16 : QC_F32);
+            if (got != want && bad++ == 0)
+                printf("FAIL int8 %s [%lld, %lld] (seed %llu): expected %.9g got %.9g\n", kv, (long long)i,
+                       (long long)j, (unsigned long long)seed, want, got);
+        }
+    if (bad)
+        failures++;
+    free(qa), free(qb), free(row), free(sa), free(sb);
+    qc_set_free(&in), qc_set_free(&out);
+}
+
+static void test_int8_rowwise(void)
+{
+    /* hand-worked: amax 127 gives inv = 1 exactly; 2.5 is a tie (2 even, 3 away), -2.5 (-2, -3). */
+    float x[4] = {127, 2.5f, -2.5f, 0.4f};
+    int8_t q[4];
+    float s = qcref_quantize_row_int8(x, 4, QC_INT8_TIES_EVEN, q);
+    CHECK(s == 1.0f && q[0] == 127 && q[1] == 2 && q[2] == -2 && q[3] == 0, "quantize_row_int8 ties even: "
+          "scale %g q %d %d %d %d", s, q[0], q[1], q[2], q[3]);
+    qcref_quantize_row_int8(x, 4, QC_INT8_TIES_AWAY, q);
+    CHECK(q[1] == 3 && q[2] == -3, "quantize_row_int8 ties away: %d %d", q[1], q[2]);
+    float z[2] = {0, 0};
+    s = qcref_quantize_row_int8(z, 2, QC_INT8_TIES_EVEN, q);
+    CHECK(s == 1e-7f / 127.0f && q[0] == 0, "an all-zero row: amax = eps 1e-7, scale %g", s);
+    /* the fused bias: 3 * 1 * (1 + 2^-23) + (-3) is 3 * 2^-23 exactly; unfused it would round first */
+    float bias = -3.0f, e = qcref_int8_epilogue(3, 1.0f, 1 + 0x1p-23f, &bias);
+    CHECK(e == 3 * 0x1p-23f, "epilogue fuses the bias (fmadd): %a", e);
+    CHECK(qcref_int8_epilogue(16777217, 1.0f, 1.0f, NULL) == 16777216.0f, "int32 -> fp32 rounds to even");
+    static const int64_t shapes[][3] = {{1, 1, 4}, {7, 130, 384}, {33, 16, 128}, {5, 33, 1000}, {2, 3, 7168}};
+    for (int t = 0; t < 5; t++)
+        for (int even = 0; even < 2; even++)
+            for (int hb = 0; hb < 2; hb++) {
+                char kv[160];
+                snprintf(kv, sizeof kv, "kind=int8_rowwise,m=%lld,n=%lld,k=%lld,bias=%d,out=%s,int8_ties=%s",
+                         (long long)shapes[t][0], (long long)shapes[t][1], (long long)shapes[t][2], hb,
+                         t % 2 ? "bf16" : "f32", even ? "even" : "away");
+                int8_case(kv, shapes[t][0], shapes[t][1], shapes[t][2], even, hb, 100 + (uint64_t)t);
+            }
+    qc_tensor_set in = {0}, out = {0};
+    printf("(expected) ");
+    CHECK(run_gemm("kind=int8_rowwise,m=1,n=1,k=65537", 1, "normal", 1, &in, &out, NULL) == 2,
+          "k above QCREF_INT8_MAX_K is refused with exit 2");
+    qc_set_free(&in), qc_set_free(&out);
+}
+
 int main(void)
 {
+    test_int8_rowwise();
     test_bound_rule();
     test_sgl_cpu_model();
     test_stage_table();
@@ -514,6 +778,7 @@ int main(void)
         return failures ? 1 : 77;
     }
     printf("blas: %s\n", qcx_blas_name());
+    test_magnitude_bound();
     test_soundness();
     test_cancellation();
     printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);

@@ -3,6 +3,8 @@
  * 2400 bits (fp64 product exponents span [-2148, 2048], plus log2 K < 48 carry bits). */
 #include "exact.h"
 
+#include <math.h>
+
 #ifdef QC_HAVE_MPFR
 #include <mpfr.h>
 
@@ -24,9 +26,31 @@ double qcx_dot_mpfr(const double *a, const double *b, size_t k)
     mpfr_clears(acc, p, x, (mpfr_ptr)0);
     return r;
 }
+
+double qcx_absdot_mpfr_up(const double *a, const double *b, size_t k)
+{
+    mpfr_t acc, p, x;
+    mpfr_inits2(2400, acc, (mpfr_ptr)0);
+    mpfr_inits2(106, p, (mpfr_ptr)0);
+    mpfr_init2(x, 53);
+    mpfr_set_zero(acc, 1);
+    for (size_t i = 0; i < k; i++) {
+        mpfr_set_d(x, fabs(a[i]), MPFR_RNDN);
+        mpfr_mul_d(p, x, fabs(b[i]), MPFR_RNDN); /* exact, as above */
+        mpfr_add(acc, acc, p, MPFR_RNDN);
+    }
+    double r = mpfr_get_d(acc, MPFR_RNDU); /* +Inf above DBL_MAX */
+    mpfr_clears(acc, p, x, (mpfr_ptr)0);
+    return r;
+}
 #else
 int qcx_have_mpfr(void) { return 0; }
 double qcx_dot_mpfr(const double *a, const double *b, size_t k)
+{
+    (void)a, (void)b, (void)k;
+    return 0.0 / 0.0;
+}
+double qcx_absdot_mpfr_up(const double *a, const double *b, size_t k)
 {
     (void)a, (void)b, (void)k;
     return 0.0 / 0.0;

@@ -16,9 +16,14 @@ extern "C" {
 int qcx_dgemm_nt(size_t m, size_t n, size_t k, const double *a, const double *b, double *c);
 
 /* The reference GEMM: y[m, n] = alpha * (A B^T)[m, n] + bias[n] and s[m, n] >= |alpha| (|A| |B|^T)
- * + |bias[n]| (an upper bound of the magnitude sum of gemm.h's bound: fp32 sgemm of magnitudes
- * rounded up, inflated by 1/(1 - gamma32(K)), where every product is a normal fp32 value; else
- * fp64); bias may be NULL. 0, or -1 out of memory. */
+ * + |bias[n]|, an upper bound (never below, whatever the range of the operands) of the magnitude
+ * sum of gemm.h's bound: per K block of 16 the minimum of the Cauchy-Schwarz and both Hölder
+ * (1, inf) bounds, summed through three [M, K/16] x [N, K/16]^T products of block norms and
+ * inflated for their fp64 rounding (dgemm.c proves it), about 1/5 of a dgemm; the exact fp64
+ * magnitude product, inflated, where an operand is outside [2^-480, 2^480] or not finite. s is 0
+ * where the rows of A and B have no nonzero in a common K block (an all-zero row, say) and the
+ * bias is 0, which is where the exact sum is 0 in the block path. bias may be NULL. 0, or -1 out
+ * of memory. */
 int qcx_gemm(size_t m, size_t n, size_t k, const double *a, const double *b, double alpha, const double *bias,
              double *y, double *s);
 
@@ -31,6 +36,10 @@ int qcx_have_mpfr(void);
 /* sum_i a[i] * b[i] correctly rounded to fp64 (RNE): products exact at 106 bits, the sum exact at
  * 2400 bits (the exponent range of fp64 products plus log2 K), one final rounding. */
 double qcx_dot_mpfr(const double *a, const double *b, size_t k);
+
+/* sum_i |a[i]| |b[i]| rounded UP to fp64 (exact at 2400 bits as above, then MPFR_RNDU; +Inf
+ * beyond the fp64 range): a double s bounds the exact sum from above iff s >= this value. */
+double qcx_absdot_mpfr_up(const double *a, const double *b, size_t k);
 
 #ifdef __cplusplus
 }
