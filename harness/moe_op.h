@@ -3,6 +3,7 @@
 #ifndef QC_MOE_OP_H
 #define QC_MOE_OP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ops/moe.h"
@@ -20,5 +21,19 @@ typedef struct qc_moe_cfg {
 typedef void (*qc_moe_tweak)(qc_moe_cfg *cfg);
 struct qc_op_call;
 int qc_moe_op(struct qc_op_call *c, qc_moe_tweak tweak);
+/* The op's params parsed and checked by its rules (0, or 2 with c->err): op moe_cpu reuses them. */
+int qc_moe_parse_cfg(struct qc_op_call *c, qc_moe_cfg *m);
+
+/* The weights of param weights=generate: out[i] = element first + i (row-major) of expert's
+ * tensor (0: w13 [R1, hidden], 1: w2 [hidden, inter]), for i < n, from seed (param weight_seed):
+ *   z_c = splitmix64's output number c (from 0) seeded with seed, c = ((2 expert + tensor) << 40) + i,
+ *         that is mix(seed + (c + 1) 0x9E3779B97F4A7C15), mix = splitmix64's finalizer
+ *   u   = the sum of the four 16-bit lanes of z_c (Irwin-Hall(4): mean 131070, standard deviation
+ *         sqrt((2^32 - 1) / 3), |u - 131070| <= 131070)
+ *   out = fl32((u - 131070) * (std / sqrt((2^32 - 1) / 3))), the product and the quotient in fp64.
+ * Near-normal, with standard deviation std (params w13_std, w2_std) and no tails past 3.46 std.
+ * Any implementation (numpy: a few uint64 lines) regenerates them from the params alone, so a
+ * golden needs no weight tensors and the op never holds more than one expert's. */
+void qc_moe_weight_fill(uint64_t seed, int64_t expert, int tensor, float std, size_t first, size_t n, float *out);
 
 #endif

@@ -2,12 +2,19 @@
  * (expected numbers computed independently in Python's double math from the formulas of
  * shared/spec/layouts.md §9.1 and §9.3, then written here), incl. near-ties that resolve only in
  * fp32, masked groups that must be -inf and not 0, all -inf groups, routed scaling applied once,
- * the fused shared expert, and the clamp of gpt-oss swiglu. */
+ * the fused shared expert, and the clamp of gpt-oss swiglu. And the streamed op of weights=generate
+ * (harness/ops/op_moe.c) bit for bit against its weights given as inputs. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "generate.h"
+#include "moe_op.h"
 #include "ops/moe.h"
+#include "registry.h"
 
 static int failures;
 #define CHECK(cond, ...)                                                                                            \
@@ -205,8 +212,171 @@ static void test_activations(void)
     CHECK(qcref_act_pair(&c, 10, 9) == 49.0f, "swiglu_step: min(silu(10), 7) * clamp(9) = 49");
 }
 
+/* weights=generate: the generator against an independent reading of its definition (moe_op.h),
+ * starting from splitmix64's published first output for seed 0, 0xE220A8397B1DCDAF (Vigna,
+ * prng.di.unimi.it/splitmix64.c); its moments; and the streamed op (weights generated and dropped
+ * expert by expert, quantized in two threads) bit for bit against the same weights given as input
+ * tensors and quantized in one call (threads=1). */
+static void test_weight_generator(void)
+{
+    float w[4096];
+    qc_moe_weight_fill(0, 0, 0, 1.0f, 0, 4096, w);
+    uint64_t z = 0xE220A8397B1DCDAFull; /* output 0: expert 0, w13, element 0 */
+    int64_t u = (int64_t)((z & 0xFFFF) + ((z >> 16) & 0xFFFF) + ((z >> 32) & 0xFFFF) + (z >> 48)) - 131070;
+    float want = (float)((double)u * (1.0 / sqrt(4294967295.0 / 3.0)));
+    CHECK(w[0] == want, "generated w13[0][0] for seed 0 = %.9g, expected %.9g from splitmix64's first output", w[0],
+          want);
+    float tail[8];
+    qc_moe_weight_fill(0, 0, 0, 1.0f, 4090, 6, tail);
+    CHECK(memcmp(tail, w + 4090, sizeof(float) * 6) == 0, "an offset fill equals the same elements of a full one");
+    qc_moe_weight_fill(0, 0, 1, 1.0f, 0, 1, tail);
+    qc_moe_weight_fill(0, 1, 0, 1.0f, 0, 1, tail + 1);
+    CHECK(tail[0] != w[0] && tail[1] != w[0] && tail[0] != tail[1], "w2 and expert 1 are other streams");
+    double sum = 0, sq = 0, mx = 0;
+    static float big[1 << 18];
+    qc_moe_weight_fill(7, 3, 1, 0.5f, 0, 1 << 18, big);
+    for (int i = 0; i < 1 << 18; i++)
+        sum += big[i], sq += (double)big[i] * big[i], mx = fmax(mx, fabs(big[i]));
+    double mean = sum / (1 << 18), sd = sqrt(sq / (1 << 18) - mean * mean);
+    CHECK(fabs(mean) < 0.005 && fabs(sd - 0.5) < 0.005 && mx <= 0.5 * 3.4642, "std 0.5: mean %g, sd %g, max %g", mean,
+          sd, mx);
+}
+
+static int run_moe(const char *kv, qc_tensor_set *in, qc_tensor_set *out)
+{
+    qc_params p = {0};
+    char err[512];
+    if (qc_params_parse(&p, kv, err, sizeof err)) {
+        printf("params %s: %s\n", kv, err);
+        return 2;
+    }
+    qc_op_call c = {&p, in, out, err, sizeof err};
+    int rc = qc_op_find("moe")->reference(&c);
+    if (rc)
+        printf("moe %s: %s\n", kv, err);
+    return rc;
+}
+
+static void add_input(qc_tensor_set *in, const char *kv, const char *name, const char *d0, const char *d1, double scale,
+                      uint64_t seed)
+{
+    qc_params p = {0};
+    char err[256];
+    qc_params_parse(&p, kv, err, sizeof err);
+    qc_input_spec sp = {0};
+    snprintf(sp.name, sizeof sp.name, "%s", name);
+    sp.ndim = d1 ? 2 : 1;
+    snprintf(sp.shape[0], sizeof sp.shape[0], "%s", d0);
+    snprintf(sp.shape[1], sizeof sp.shape[1], "%s", d1 ? d1 : "");
+    sp.storage = QC_ST_F32;
+    snprintf(sp.fill, sizeof sp.fill, "normal");
+    snprintf(sp.scale, sizeof sp.scale, "%g", scale);
+    qc_tensor t;
+    if (qc_generate(&sp, &p, seed, &t, err, sizeof err) == 0)
+        qc_set_add(in, &t);
+    else
+        CHECK(0, "generate %s: %s", name, err);
+}
+
+/* The w13 / w2 input tensors that weights=generate makes inside the op. */
+static void add_generated_weights(qc_tensor_set *in, int64_t ne, int64_t r1, int64_t h, int64_t inter, uint64_t seed,
+                                  float s13, float s2)
+{
+    int64_t d13[3] = {ne, r1, h}, d2[3] = {ne, h, inter};
+    qc_tensor w13, w2;
+    qc_tensor_alloc(&w13, "w13", QC_ST_F32, "f32", 3, d13);
+    qc_tensor_alloc(&w2, "w2", QC_ST_F32, "f32", 3, d2);
+    for (int64_t e = 0; e < ne; e++) {
+        qc_moe_weight_fill(seed, e, 0, s13, 0, (size_t)(r1 * h), (float *)w13.data + e * r1 * h);
+        qc_moe_weight_fill(seed, e, 1, s2, 0, (size_t)(h * inter), (float *)w2.data + e * h * inter);
+    }
+    qc_set_add(in, &w13), qc_set_add(in, &w2);
+}
+
+/* Every output of a equals the same-named output of b, byte for byte; the number that differ. */
+static int differing(const qc_tensor_set *a, const qc_tensor_set *b, const char *what)
+{
+    int bad = a->n != b->n;
+    for (int i = 0; i < a->n; i++) {
+        const qc_tensor *x = &a->t[i], *y = qc_set_find((qc_tensor_set *)b, x->name);
+        int same = y && x->nbytes == y->nbytes && memcmp(x->data, y->data, x->nbytes) == 0;
+        if (!same && what)
+            printf("  %s: %s differs\n", what, x->name);
+        bad += !same;
+    }
+    return bad;
+}
+
+static void test_streamed_equals_inputs(void)
+{
+    static const struct { const char *kv; int64_t r1mul; } inst[] = {
+        /* DeepSeek-V3's routing and recipe on small shapes; 128x128 weight blocks split across threads */
+        {"recipe=fp8_block,route=deepseek_v3,experts=16,n_group=8,topk_group=4,top_k=8,rsf=2.5,shared=1,act=silu,"
+         "tokens=33,hidden=256,inter=384", 2},
+        /* NVFP4: a global scale per tensor (one quantizer call), an a2 global over all rows */
+        {"recipe=nvfp4,route=renorm_naive,experts=8,top_k=2,act=silu,tokens=9,hidden=128,inter=80", 2},
+        /* MXFP4 weights x bf16 activations, gpt-oss swiglu, biases, weights on the input */
+        {"recipe=mxfp4,route=renorm_naive,experts=4,top_k=1,act=swiglu_oai,bias=1,weight_on_input=1,tokens=5,"
+         "hidden=64,inter=64", 2},
+        /* bf16, per-tensor fp8 (a2 scale dynamic over all rows), an ungated activation */
+        {"recipe=fp8_tensor,route=renorm_naive,experts=4,top_k=2,act=relu2,tokens=6,hidden=64,inter=96", 1},
+        {"recipe=bf16,route=renorm_naive,experts=4,top_k=2,act=gelu,tokens=6,hidden=64,inter=96", 2},
+    };
+    for (size_t i = 0; i < sizeof inst / sizeof inst[0]; i++) {
+        const char *kv = inst[i].kv;
+        qc_params p = {0};
+        char err[256], gen[512], gen2[512];
+        qc_params_parse(&p, kv, err, sizeof err);
+        int64_t e = atoll(qc_param(&p, "experts")), sh = atoll(qc_param_or(&p, "shared", "0"));
+        int64_t h = atoll(qc_param(&p, "hidden")), in = atoll(qc_param(&p, "inter")), r1 = inst[i].r1mul * in;
+        snprintf(gen, sizeof gen, "%s,weights=generate,weight_seed=11,w13_std=0.07,w2_std=0.08", kv);
+        snprintf(gen2, sizeof gen2, "%s,weights=generate,weight_seed=12,w13_std=0.07,w2_std=0.08", kv);
+        qc_tensor_set base = {0}, full = {0}, o_gen = {0}, o_in = {0}, o_gen2 = {0};
+        add_input(&base, kv, "x", "tokens", "hidden", 1, 1);
+        add_input(&base, kv, "logits", "tokens", "experts", 1, 2);
+        if (strstr(kv, "deepseek_v3"))
+            add_input(&base, kv, "route_bias", "experts", NULL, 3, 3);
+        if (strstr(kv, "bias=1")) {
+            add_input(&base, kv, "b13", "experts", "2 * inter", 0.1, 4);
+            add_input(&base, kv, "b2", "experts", "hidden", 0.1, 5);
+        }
+        for (int t = 0; t < base.n; t++) { /* the same inputs plus the materialized weights */
+            qc_tensor c;
+            qc_tensor_alloc(&c, base.t[t].name, base.t[t].storage, base.t[t].dtype, base.t[t].ndim, base.t[t].shape);
+            memcpy(c.data, base.t[t].data, base.t[t].nbytes);
+            qc_set_add(&full, &c);
+        }
+        add_generated_weights(&full, e + sh, r1, h, in, 11, 0.07f, 0.08f);
+        char one[512];
+        snprintf(one, sizeof one, "%s,threads=1", kv); /* and the quantizer in one call, not two row halves */
+        if (run_moe(gen, &base, &o_gen) || run_moe(one, &full, &o_in) || run_moe(gen2, &base, &o_gen2)) {
+            failures++;
+            continue;
+        }
+        int bad = differing(&o_gen, &o_in, kv);
+        CHECK(bad == 0 && o_gen.n >= 9, "%s: streamed (weights=generate) and input weights differ in %d of %d outputs",
+              kv, bad, o_gen.n);
+        const qc_tensor *a = qc_set_find(&o_gen, "stage.gemm1.h"), *b = qc_set_find(&o_gen2, "stage.gemm1.h");
+        CHECK(a && b && memcmp(a->data, b->data, a->nbytes) != 0, "%s: another weight_seed changes GEMM1", kv);
+        printf("  streamed == inputs, %d outputs bit for bit: %s\n", o_gen.n, kv);
+        qc_set_free(&base), qc_set_free(&full), qc_set_free(&o_gen), qc_set_free(&o_in), qc_set_free(&o_gen2);
+    }
+    qc_tensor_set none = {0}, o = {0};
+    add_input(&none, "tokens=2,experts=4,hidden=64", "x", "tokens", "hidden", 1, 1);
+    add_input(&none, "tokens=2,experts=4,hidden=64", "logits", "tokens", "experts", 1, 2);
+    qc_params p = {0};
+    char err[256];
+    qc_params_parse(&p, "recipe=bf16,experts=4,top_k=1,tokens=2,hidden=64,inter=32,weights=generate,weight_seed=-1",
+                    err, sizeof err);
+    qc_op_call c = {&p, &none, &o, err, sizeof err};
+    CHECK(qc_op_find("moe")->reference(&c) == 2 && strstr(err, "weight_seed"), "weight_seed=-1 is refused: %s", err);
+    qc_set_free(&none), qc_set_free(&o);
+}
+
 int main(void)
 {
+    test_weight_generator();
+    test_streamed_equals_inputs();
     test_topk_rules();
     test_softmax_family();
     test_sigmoid_family();

@@ -11,7 +11,17 @@
  * params: recipe (bf16 fp8_tensor fp8_block nvfp4 mxfp8 mxfp4), tokens hidden inter experts top_k
  * shared, route (qc_route_method names) n_group topk_group renorm rsf rsf_in_weights, act
  * (silu gelu gelu_tanh relu2 swiglu_oai swiglu_step) order (gate_up up_gate interleaved) alpha beta
- * limit, weight_on_input, bias.
+ * limit, weight_on_input, bias; weights (inputs: the w13 and w2 tensors; generate: no weight
+ * inputs, the op makes them from weight_seed with w13_std and w2_std, qc_moe_weight_fill in
+ * moe_op.h); threads (2: the quantizations of row-local recipes in two threads, 1: one; the same
+ * bytes either way).
+ *
+ * Memory: expert by expert (expert_gemm), each expert's weights are generated or read, quantized,
+ * dequantized and used for its rows, then dropped, so the op holds one expert's weights at a time
+ * (DeepSeek-V3's 256 experts would be 45 GB of f32 inputs and 90 GB dequantized); GEMM1 runs
+ * over all experts before GEMM2 because the a2 scales of per-tensor FP8 and the NVFP4 globals are
+ * dynamic over all rows. The per-row state (h, act, a2, y, |.| sums: about 8 GB at 4096 tokens x
+ * 9 experts of DeepSeek-V3) and every stage tensor are kept.
  *
  * Order of operations (layouts.md §9.2, the flashinfer references: fp32 except at the explicit
  * requantization points): a1 = quant(x) per the recipe; h = a1 . W13[e]^T + b13 (exact, then
@@ -23,6 +33,7 @@
  * the combine's fp32 roundings and the bf16 output: a kernel must match the stages before GEMM2
  * (same routing, same a2 codes); a difference there is reported at its stage. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,8 +65,17 @@ typedef struct moe_state {
     int64_t kk, r1, rows; /* slots per token, GEMM1 width, rows = tokens * kk */
     int *ids;
     float *w;
-    double *a1, *w13, *w2, *h64, *a2, *y64, *s64;
+    double *a1, *a2, *y64, *s64;
     float *h, *act;
+    const float *b13;
+    /* weights: the input tensors win[0] = w13, win[1] = w2, or (gen) generated from wseed with
+     * standard deviations wstd; one expert at a time in wf (f32) and wd (dequantized, f64) */
+    int gen, threads;
+    uint64_t wseed;
+    float wstd[2];
+    const float *win[2];
+    float *wf;
+    double *wd;
 } moe_state;
 
 static int get_int(qc_op_call *c, const char *key, int64_t dflt, int64_t lo, int64_t hi, int64_t *out)
@@ -146,15 +166,10 @@ static int input(qc_op_call *c, const char *name, int64_t numel, const float **o
     return 0;
 }
 
-/* x [rows, cols] quantized with recipe (or rounded to bf16) and dequantized exactly into out. */
-static int quant_exact(qc_op_call *c, int recipe, const float *x, int64_t rows, int64_t cols, double *out)
+/* The quantization job of recipe on [rows, cols]; 0 or 2 with the message in c->err. Not
+ * thread-safe (the parameter parser keeps static state): jobs are set up in the calling thread. */
+static int quant_setup(qc_op_call *c, int recipe, int64_t rows, int64_t cols, qc_quant_job *j)
 {
-    qc_cast_policy bf = qcref_default_policy();
-    if (recipe < 0) {
-        for (int64_t i = 0; i < rows * cols; i++)
-            out[i] = qcref_decode(QC_BF16, qcref_encode(QC_BF16, x[i], &bf), &bf);
-        return 0;
-    }
     qc_params p = {0};
     char v[32], why[512];
     qc_params_set(&p, "recipe", qc_recipe_name(recipe));
@@ -166,23 +181,96 @@ static int quant_exact(qc_op_call *c, int recipe, const float *x, int64_t rows, 
         qc_params_set(&p, "group", "128");
     if (recipe == QC_RECIPE_BLOCK)
         qc_params_set(&p, "block", "128x128");
-    qc_quant_job j;
-    qc_quantized q;
-    if (qc_quant_job_from_params(&p, &j, why, sizeof why)) {
+    if (qc_quant_job_from_params(&p, j, why, sizeof why)) {
         snprintf(c->err, c->errlen, "%s [%lld, %lld]: %s", qc_recipe_name(recipe), (long long)rows, (long long)cols,
                  why);
         return 2;
     }
-    if (qc_quant_job_alloc(&j, &q)) {
-        snprintf(c->err, c->errlen, "out of memory quantizing [%lld, %lld]", (long long)rows, (long long)cols);
-        return 2;
+    return 0;
+}
+
+/* x quantized by job j (recipe < 0: rounded to bf16, no job) and dequantized exactly into out;
+ * thread-safe. 0, or 2 out of memory. */
+static int quant_apply(int recipe, const qc_quant_job *j, const float *x, int64_t rows, int64_t cols, double *out)
+{
+    qc_cast_policy bf = qcref_default_policy();
+    if (recipe < 0) {
+        for (int64_t i = 0; i < rows * cols; i++)
+            out[i] = qcref_decode(QC_BF16, qcref_encode(QC_BF16, x[i], &bf), &bf);
+        return 0;
     }
+    qc_quantized q;
+    if (qc_quant_job_alloc(j, &q))
+        return 2;
     int pow2 = 1;
-    qcref_quant(j.recipe, &j.policy, x, j.rows, j.cols, j.has_static ? &j.static_scale : NULL, NULL, &q);
-    qcref_operand_f64(j.recipe, &j.policy, &q, out, &pow2);
+    qcref_quant(j->recipe, &j->policy, x, j->rows, j->cols, j->has_static ? &j->static_scale : NULL, NULL, &q);
+    qcref_operand_f64(j->recipe, &j->policy, &q, out, &pow2);
     for (int64_t i = 0; recipe == QC_RECIPE_NVFP4 && i < rows * cols; i++)
         out[i] *= q.gscale; /* exact: e2m1 * e4m3 (6 bits) * fp32 (24 bits) */
     qc_quant_job_free(&q);
+    return 0;
+}
+
+/* Optional generation of the f32 rows before quant_exact quantizes them (weights=generate). */
+typedef struct quant_gen {
+    uint64_t seed;
+    int64_t expert;
+    int tensor;
+    float std;
+    float *buf; /* the whole tensor; each half fills its rows */
+} quant_gen;
+
+typedef struct quant_half {
+    int recipe;
+    qc_quant_job job;
+    const float *x;
+    int64_t row0, rows, cols;
+    double *out;
+    const quant_gen *gen;
+    int rc;
+} quant_half;
+
+static void *quant_half_run(void *arg)
+{
+    quant_half *h = arg;
+    size_t first = (size_t)(h->row0 * h->cols), n = (size_t)(h->rows * h->cols);
+    if (h->gen)
+        qc_moe_weight_fill(h->gen->seed, h->gen->expert, h->gen->tensor, h->gen->std, first, n, h->gen->buf + first);
+    h->rc = quant_apply(h->recipe, &h->job, h->x + first, h->rows, h->cols, h->out + first);
+    return NULL;
+}
+
+/* x [rows, cols] (generated first by gen when given) quantized with recipe (or rounded to bf16)
+ * and dequantized exactly into out. In two threads on two row ranges where the recipe's scales are
+ * row-local (bf16, token, token group, 128x128 blocks split at a multiple of 128 rows, MX), so the
+ * codes and scales are those of one call; per-tensor FP8 and NVFP4 (a scale over the whole tensor)
+ * in one. The machine has 2 cores: this halves the weight phase of a 256-expert layer (dgemm uses
+ * both already). threads = 1 (param threads=1): one call, always. 0, or 2 with the message in
+ * c->err. */
+static int quant_exact(qc_op_call *c, int recipe, const float *x, int64_t rows, int64_t cols, double *out,
+                       const quant_gen *gen, int threads)
+{
+    int local = recipe < 0 || recipe == QC_RECIPE_TOKEN || recipe == QC_RECIPE_TOKEN_GROUP ||
+                recipe == QC_RECIPE_BLOCK || recipe == QC_RECIPE_MXFP8 || recipe == QC_RECIPE_MXFP6 ||
+                recipe == QC_RECIPE_MXFP4;
+    int64_t mid = recipe == QC_RECIPE_BLOCK ? (rows / 2 + 127) / 128 * 128 : rows / 2;
+    int two = threads > 1 && local && mid > 0 && mid < rows && rows * cols >= (1 << 16);
+    quant_half h[2] = {{recipe, {0}, x, 0, two ? mid : rows, cols, out, gen, 0},
+                       {recipe, {0}, x, mid, rows - mid, cols, out, gen, 0}};
+    for (int i = 0; i < 1 + two; i++)
+        if (recipe >= 0 && quant_setup(c, recipe, h[i].rows, cols, &h[i].job))
+            return 2;
+    pthread_t th;
+    int threaded = two && pthread_create(&th, NULL, quant_half_run, &h[1]) == 0;
+    quant_half_run(&h[0]);
+    if (threaded)
+        pthread_join(th, NULL);
+    else if (two)
+        quant_half_run(&h[1]); /* no thread: the same halves one after the other */
+    if (h[0].rc || (two && h[1].rc)) {
+        snprintf(c->err, c->errlen, "out of memory quantizing [%lld, %lld]", (long long)rows, (long long)cols);
+        return 2;
+    }
     return 0;
 }
 
@@ -206,62 +294,90 @@ static int route_all(qc_op_call *c, moe_state *s, const float *logits, const flo
     return 0;
 }
 
-static int quant_weights(qc_op_call *c, moe_state *s, const float *w13, const float *w2)
+/* weights=generate (moe_op.h): output c = ((2 expert + tensor) << 40) + i of splitmix64 (Steele,
+ * Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014) seeded with seed, so
+ * any element is computed on its own; the sum of its four 16-bit lanes is Irwin-Hall(4) on
+ * [0, 262140] with mean 131070 and standard deviation sqrt((2^32 - 1) / 3). */
+void qc_moe_weight_fill(uint64_t seed, int64_t expert, int tensor, float std, size_t first, size_t n, float *out)
 {
-    int64_t ne = s->cfg.e + s->cfg.shared, h = s->cfg.h, in = s->cfg.i;
-    int wr = recipes[s->cfg.recipe].weight;
-    for (int64_t e = 0; e < ne; e++)
-        if (quant_exact(c, wr, w13 + e * s->r1 * h, s->r1, h, s->w13 + e * s->r1 * h) ||
-            quant_exact(c, wr, w2 + e * h * in, h, in, s->w2 + e * h * in))
-            return 2;
-    return 0;
-}
-
-/* y[row] = x[row's token or row] . W[e]^T (+ |.| sums) for the rows routed to each expert. */
-static int expert_gemm(qc_op_call *c, moe_state *s, const double *x, int per_token, int64_t kdim,
-                       const double *w, int64_t n, double *y, double *sabs)
-{
-    int64_t ne = s->cfg.e + s->cfg.shared;
-    double *xa = alloc(s, c, (size_t)(s->rows * kdim), sizeof *xa), *ya = alloc(s, c, (size_t)(s->rows * n), 8);
-    double *sa = alloc(s, c, (size_t)(s->rows * n), 8);
-    int64_t *which = alloc(s, c, (size_t)s->rows, sizeof *which);
-    int rc = xa && ya && sa && which ? 0 : 2;
-    for (int64_t e = 0; !rc && e < ne; e++) {
-        int64_t cnt = 0;
-        for (int64_t r = 0; r < s->rows; r++)
-            if (s->ids[r] == e) {
-                memcpy(xa + cnt * kdim, x + (per_token ? r / s->kk : r) * kdim, (size_t)kdim * sizeof *xa);
-                which[cnt++] = r;
-            }
-        if (!cnt)
-            continue; /* an expert that gets no tokens */
-        if (sabs ? qcx_gemm((size_t)cnt, (size_t)n, (size_t)kdim, xa, w + e * n * kdim, 1.0, NULL, ya, sa)
-                 : qcx_dgemm_nt((size_t)cnt, (size_t)n, (size_t)kdim, xa, w + e * n * kdim, ya)) {
-            rc = 2;
-            break;
-        }
-        for (int64_t q = 0; q < cnt; q++) {
-            memcpy(y + which[q] * n, ya + q * n, (size_t)n * sizeof *y);
-            if (sabs)
-                memcpy(sabs + which[q] * n, sa + q * n, (size_t)n * sizeof *y);
-        }
+    const uint64_t gamma = 0x9E3779B97F4A7C15ull;
+    uint64_t c0 = ((uint64_t)(2 * expert + tensor) << 40) + 1 + (uint64_t)first;
+    double k = (double)std / sqrt(4294967295.0 / 3.0);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t z = seed + (c0 + (uint64_t)i) * gamma;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        int64_t u = (int64_t)((z & 0xFFFF) + ((z >> 16) & 0xFFFF) + ((z >> 32) & 0xFFFF) + (z >> 48));
+        out[i] = (float)((double)(u - 131070) * k);
     }
-    free(xa), free(ya), free(sa), free(which);
-    if (rc)
-        snprintf(c->err, c->errlen, "out of memory in the expert GEMMs");
-    return rc;
 }
 
-static void gemm1_epilogue(moe_state *s, const float *b13)
+/* Expert e's weight tensor t (0: W13 [R1, hidden], 1: W2 [hidden, inter]) quantized with the
+ * recipe and dequantized exactly into s->wd, from the input tensor or generated: the op holds one
+ * expert's weights at a time (256 DeepSeek-V3 experts are 45 GB of f32, 90 GB dequantized). */
+static int expert_weights(qc_op_call *c, moe_state *s, int t, int64_t e, int64_t rows, int64_t cols)
 {
-    for (int64_t r = 0; r < s->rows; r++) {
-        int64_t e = s->ids[r];
+    const float *src = s->gen ? s->wf : s->win[t] + e * rows * cols;
+    quant_gen g = {s->wseed, e, t, s->wstd[t], s->wf};
+    return quant_exact(c, recipes[s->cfg.recipe].weight, src, rows, cols, s->wd, s->gen ? &g : NULL, s->threads);
+}
+
+/* GEMM1's epilogue on the rows which[0..cnt) of one expert, whose fp64 products are ya: + b13,
+ * rounded to fp32, times the routing weight with weight_on_input, then the activation. */
+static void gemm1_rows(moe_state *s, const int64_t *which, int64_t cnt, const double *ya)
+{
+    for (int64_t q = 0; q < cnt; q++) {
+        int64_t r = which[q], e = s->ids[r];
         for (int64_t j = 0; j < s->r1; j++) {
-            float v = (float)(s->h64[r * s->r1 + j] + (s->cfg.bias ? (double)b13[e * s->r1 + j] : 0.0));
+            float v = (float)(ya[q * s->r1 + j] + (s->cfg.bias ? (double)s->b13[e * s->r1 + j] : 0.0));
             s->h[r * s->r1 + j] = s->cfg.weight_on_input ? v * s->w[r] : v;
         }
         qcref_act_row(&s->cfg.act, s->h + r * s->r1, (size_t)s->cfg.i, s->act + r * s->cfg.i);
     }
+}
+
+/* Expert by expert (weights quantized when the expert gets rows, then dropped): t = 0, GEMM1 of a1
+ * (per token) and its epilogue into h and act; t = 1, GEMM2 of a2 (per row) into y64 with the
+ * magnitude sums s64. */
+static int expert_gemm(qc_op_call *c, moe_state *s, int t)
+{
+    int64_t ne = s->cfg.e + s->cfg.shared, kdim = t ? s->cfg.i : s->cfg.h, n = t ? s->cfg.h : s->r1, most = 0;
+    const double *x = t ? s->a2 : s->a1;
+    int64_t *count = alloc(s, c, (size_t)ne, sizeof *count), *which = alloc(s, c, (size_t)s->rows, sizeof *which);
+    int rc = count && which ? 0 : 2;
+    for (int64_t r = 0; !rc && r < s->rows; r++)
+        most = ++count[s->ids[r]] > most ? count[s->ids[r]] : most;
+    double *xa = rc ? NULL : alloc(s, c, (size_t)(most * kdim), sizeof *xa);
+    double *ya = rc ? NULL : alloc(s, c, (size_t)(most * n), 8);
+    double *sa = t && !rc ? alloc(s, c, (size_t)(most * n), 8) : NULL;
+    rc = rc || !xa || !ya || (t && !sa) ? 2 : 0;
+    for (int64_t e = 0; !rc && e < ne; e++) {
+        int64_t cnt = 0;
+        if (!count[e])
+            continue; /* an expert that gets no tokens: its weights are never needed */
+        for (int64_t r = 0; r < s->rows; r++)
+            if (s->ids[r] == e) {
+                memcpy(xa + cnt * kdim, x + (t ? r : r / s->kk) * kdim, (size_t)kdim * sizeof *xa);
+                which[cnt++] = r;
+            }
+        if (expert_weights(c, s, t, e, n, kdim))
+            rc = 3;
+        else if (t ? qcx_gemm((size_t)cnt, (size_t)n, (size_t)kdim, xa, s->wd, 1.0, NULL, ya, sa)
+                   : qcx_dgemm_nt((size_t)cnt, (size_t)n, (size_t)kdim, xa, s->wd, ya))
+            rc = 2;
+        else if (!t)
+            gemm1_rows(s, which, cnt, ya);
+        else
+            for (int64_t q = 0; q < cnt; q++) {
+                memcpy(s->y64 + which[q] * n, ya + q * n, (size_t)n * sizeof *ya);
+                memcpy(s->s64 + which[q] * n, sa + q * n, (size_t)n * sizeof *sa);
+            }
+    }
+    free(count), free(which), free(xa), free(ya), free(sa);
+    if (rc == 2)
+        snprintf(c->err, c->errlen, "out of memory in the expert GEMMs");
+    return rc ? 2 : 0;
 }
 
 static int add_tensor(qc_op_call *c, const char *name, qc_storage st, const char *dtype, int64_t rows,
@@ -344,8 +460,37 @@ static int stages_before_gemm2(qc_op_call *c, moe_state *s)
 
 static void state_free(moe_state *s)
 {
-    free(s->ids), free(s->w), free(s->a1), free(s->w13), free(s->w2), free(s->h64), free(s->a2), free(s->y64);
-    free(s->s64), free(s->h), free(s->act);
+    free(s->ids), free(s->w), free(s->a1), free(s->a2), free(s->y64), free(s->s64), free(s->h), free(s->act);
+    free(s->wf), free(s->wd);
+}
+
+/* weights=inputs (the w13 / w2 input tensors) or weights=generate (weight_seed, w13_std, w2_std:
+ * qc_moe_weight_fill, no weight inputs); the scratch of one expert's weights. */
+static int weight_source(qc_op_call *c, moe_state *s, int64_t ne)
+{
+    const char *mode = qc_param_or(c->params, "weights", "inputs");
+    int64_t seed, threads;
+    if (get_int(c, "threads", 2, 1, 2, &threads))
+        return 2;
+    s->threads = (int)threads;
+    s->gen = strcmp(mode, "generate") == 0;
+    if (!s->gen && strcmp(mode, "inputs")) {
+        snprintf(c->err, c->errlen, "param weights=%s (known: inputs, generate)", mode);
+        return 2;
+    }
+    if (!s->gen)
+        return input(c, "w13", ne * s->r1 * s->cfg.h, &s->win[0]) ||
+               input(c, "w2", ne * s->cfg.h * s->cfg.i, &s->win[1]);
+    if (qc_set_find((qc_tensor_set *)c->in, "w13") || qc_set_find((qc_tensor_set *)c->in, "w2")) {
+        snprintf(c->err, c->errlen, "weights=generate makes w13 and w2 from weight_seed: drop those inputs");
+        return 2;
+    }
+    if (get_int(c, "weight_seed", 0, 0, INT64_MAX, &seed) || get_float(c, "w13_std", 0.06f, &s->wstd[0]) ||
+        get_float(c, "w2_std", 0.09f, &s->wstd[1]))
+        return 2;
+    s->wseed = (uint64_t)seed;
+    size_t most = (size_t)(s->r1 > s->cfg.i ? s->r1 : s->cfg.i) * (size_t)s->cfg.h;
+    return !(s->wf = alloc(s, c, most, sizeof *s->wf)) ? 2 : 0;
 }
 
 static int run(qc_op_call *c, moe_state *s)
@@ -353,36 +498,38 @@ static int run(qc_op_call *c, moe_state *s)
     qc_moe_cfg *m = &s->cfg;
     int64_t ne = m->e + m->shared;
     s->kk = m->route.top_k + m->shared, s->r1 = qcref_act_gated(m->act.act) ? 2 * m->i : m->i, s->rows = m->t * s->kk;
-    const float *x, *logits, *w13, *w2, *b13 = NULL, *b2 = NULL;
-    if (input(c, "x", m->t * m->h, &x) || input(c, "logits", m->t * m->e, &logits) ||
-        input(c, "w13", ne * s->r1 * m->h, &w13) || input(c, "w2", ne * m->h * m->i, &w2) ||
-        (m->bias && (input(c, "b13", ne * s->r1, &b13) || input(c, "b2", ne * m->h, &b2))))
+    const float *x, *logits, *b2 = NULL;
+    if (input(c, "x", m->t * m->h, &x) || input(c, "logits", m->t * m->e, &logits) || weight_source(c, s, ne) ||
+        (m->bias && (input(c, "b13", ne * s->r1, &s->b13) || input(c, "b2", ne * m->h, &b2))))
         return 2;
     const qc_tensor *rb = qc_set_find((qc_tensor_set *)c->in, "route_bias");
     if (rb && (rb->storage != QC_ST_F32 || qc_tensor_numel(rb) != m->e)) {
         snprintf(c->err, c->errlen, "input route_bias must be f32 [experts = %lld]", (long long)m->e);
         return 2;
     }
-    size_t rows = (size_t)s->rows;
+    size_t rows = (size_t)s->rows, wmost = (size_t)(s->r1 > m->i ? s->r1 : m->i) * (size_t)m->h;
     if (!(s->ids = alloc(s, c, rows, sizeof *s->ids)) || !(s->w = alloc(s, c, rows, 4)) ||
-        !(s->a1 = alloc(s, c, (size_t)(m->t * m->h), 8)) || !(s->w13 = alloc(s, c, (size_t)(ne * s->r1 * m->h), 8)) ||
-        !(s->w2 = alloc(s, c, (size_t)(ne * m->h * m->i), 8)) || !(s->h64 = alloc(s, c, rows * (size_t)s->r1, 8)) ||
+        !(s->a1 = alloc(s, c, (size_t)(m->t * m->h), 8)) || !(s->wd = alloc(s, c, wmost, 8)) ||
         !(s->h = alloc(s, c, rows * (size_t)s->r1, 4)) || !(s->act = alloc(s, c, rows * (size_t)m->i, 4)) ||
-        !(s->a2 = alloc(s, c, rows * (size_t)m->i, 8)) || !(s->y64 = alloc(s, c, rows * (size_t)m->h, 8)) ||
-        !(s->s64 = alloc(s, c, rows * (size_t)m->h, 8)))
+        !(s->a2 = alloc(s, c, rows * (size_t)m->i, 8)))
         return 2;
     const moe_recipe *rc = &recipes[m->recipe];
-    if (route_all(c, s, logits, rb ? rb->data : NULL) || quant_exact(c, rc->act, x, m->t, m->h, s->a1) ||
-        quant_weights(c, s, w13, w2) || expert_gemm(c, s, s->a1, 1, m->h, s->w13, s->r1, s->h64, NULL))
+    if (route_all(c, s, logits, rb ? rb->data : NULL) ||
+        quant_exact(c, rc->act, x, m->t, m->h, s->a1, NULL, s->threads) || expert_gemm(c, s, 0))
         return 2;
-    gemm1_epilogue(s, b13);
     float *abf = alloc(s, c, rows * (size_t)m->i, 4);
     qc_cast_policy bf = qcref_default_policy();
     for (size_t i = 0; abf && i < rows * (size_t)m->i; i++) /* §9.4: act -> bf16 -> quantize */
         abf[i] = qcref_decode(QC_BF16, qcref_encode(QC_BF16, s->act[i], &bf), &bf);
-    int bad = !abf || quant_exact(c, rc->act, abf, s->rows, m->i, s->a2);
+    int bad = !abf || quant_exact(c, rc->act, abf, s->rows, m->i, s->a2, NULL, s->threads);
     free(abf);
-    if (bad || stages_before_gemm2(c, s) || expert_gemm(c, s, s->a2, 0, m->i, s->w2, m->h, s->y64, s->s64))
+    if (bad || stages_before_gemm2(c, s))
+        return 2;
+    /* a1, h and act live on in their stage tensors only: GEMM2 needs a2 */
+    free(s->a1), free(s->h), free(s->act);
+    s->a1 = NULL, s->h = NULL, s->act = NULL;
+    if (!(s->y64 = alloc(s, c, rows * (size_t)m->h, 8)) || !(s->s64 = alloc(s, c, rows * (size_t)m->h, 8)) ||
+        expert_gemm(c, s, 1))
         return 2;
     return combine(c, s, b2);
 }
@@ -408,3 +555,6 @@ const qc_op qc_op_moe = {"moe",
                          "hidden inter experts top_k shared route n_group topk_group renorm rsf rsf_in_weights act "
                          "order alpha beta limit weight_on_input bias",
                          ref_moe};
+
+/* parse_cfg for op moe_cpu (ops/op_moe_cpu.c): the same params, the same rules. */
+int qc_moe_parse_cfg(qc_op_call *c, qc_moe_cfg *m) { return parse_cfg(c, m); }
