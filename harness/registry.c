@@ -5,11 +5,11 @@
 #include <string.h>
 
 extern const qc_op qc_op_cast, qc_op_decode, qc_op_fp4_pack, qc_op_layout, qc_op_quant, qc_op_dequant,
-    qc_op_gemm, qc_op_moe, qc_op_fnuz_normalize;
+    qc_op_gemm, qc_op_moe, qc_op_moe_cpu, qc_op_fnuz_normalize;
 
 static const qc_op *const ops[] = {&qc_op_cast,   &qc_op_decode, &qc_op_fp4_pack,
                                    &qc_op_layout, &qc_op_quant,  &qc_op_dequant,
-                                   &qc_op_gemm,   &qc_op_moe, &qc_op_fnuz_normalize};
+                                   &qc_op_gemm,   &qc_op_moe, &qc_op_moe_cpu, &qc_op_fnuz_normalize};
 
 int qc_op_count(void) { return (int)(sizeof ops / sizeof ops[0]); }
 const qc_op *qc_op_at(int i) { return i >= 0 && i < qc_op_count() ? ops[i] : NULL; }

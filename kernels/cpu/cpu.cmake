@@ -17,9 +17,10 @@ if(QC_HAVE_AVX512)
   set_source_files_properties(${QC_CPU_DIR}/cpu_backend.c PROPERTIES COMPILE_DEFINITIONS QC_CPU_AVX512_BUILT=1)
 endif()
 if(QC_HAVE_AVX512 AND QC_HAVE_AMX)
-  target_sources(qcharness PRIVATE ${QC_CPU_DIR}/amx_gemm.c)
-  # -ffp-contract=off: the int8 epilogue is sgl-kernel's op order (mul, mul or an explicit fmadd).
-  set_source_files_properties(${QC_CPU_DIR}/amx_gemm.c PROPERTIES COMPILE_OPTIONS
+  target_sources(qcharness PRIVATE ${QC_CPU_DIR}/amx_gemm.c ${QC_CPU_DIR}/amx_moe.c)
+  # -ffp-contract=off: the int8 epilogue is sgl-kernel's op order (mul, mul or an explicit fmadd);
+  # amx_moe.c's activation is silu_and_mul_stub's (div, mul: no fused multiply-add).
+  set_source_files_properties(${QC_CPU_DIR}/amx_gemm.c ${QC_CPU_DIR}/amx_moe.c PROPERTIES COMPILE_OPTIONS
     "-mamx-tile;-mamx-bf16;-mamx-int8;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512bf16;-ffp-contract=off")
   set_property(SOURCE ${QC_CPU_DIR}/cpu_backend.c APPEND PROPERTY COMPILE_DEFINITIONS QC_CPU_AMX_BUILT=1)
 endif()

@@ -26,6 +26,7 @@
 #define _DEFAULT_SOURCE /* syscall(2) */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -36,9 +37,11 @@
 #endif
 
 #include "amx_gemm.h"
+#include "amx_moe.h"
 #include "cpu_avx512.h"
 #include "gemm_op.h"
 #include "layouts/layouts.h"
+#include "moe_cpu_op.h"
 #include "quant_job.h"
 #include "registry.h"
 
@@ -250,10 +253,96 @@ static int amx_gemm(qc_op_call *c)
     return 0;
 }
 
-static const qc_impl amx_impls[] = {{"gemm", amx_gemm}};
-#define AMX_NIMPLS 1
+/* moe_cpu (op_moe_cpu.c: sgl-kernel fused_experts_cpu, fp8 w8a16): the reference's routing,
+ * bf16 x and weight codes (qc_moe_cpu_setup / qc_moe_cpu_weights); per expert with tokens: pack
+ * w13 and w2 once, gather its rows, qc_amx_moe_expert, then copy_mul into ic2 in slot order;
+ * then sum_stub per token. Also writes the kernel's stage.gemm1.h (ic0), stage.act.a (ic1) and
+ * stage.gemm2.y (C) for the investigation table, and the reference's stage.route.*. */
+static int amx_moe_cpu(qc_op_call *c)
+{
+    const char *why = qc_cpu_amx_unavailable();
+    if (why) {
+        snprintf(c->err, c->errlen, "cpu-amx: %s", why);
+        return 1;
+    }
+    qc_moe_cpu p;
+    if (qc_moe_cpu_setup(c, &p)) {
+        qc_moe_cpu_free(&p);
+        return 2;
+    }
+    int64_t t = p.cfg.t, hd = p.cfg.h, in = p.cfg.i, kk = p.kk, ne = p.cfg.e + p.cfg.shared, most = 0;
+    for (int64_t e = 0; e < ne; e++)
+        most = p.count[e] > most ? p.count[e] : most;
+    int64_t sh[4][2] = {{t, hd}, {p.rows, 2 * in}, {p.rows, in}, {p.rows, hd}};
+    static const char *names[4] = {"out", "stage.gemm1.h", "stage.act.a", "stage.gemm2.y"};
+    qc_tensor ts[4];
+    int nt = 0, rc = 0;
+    for (; nt < 4 && !rc; nt++)
+        rc = qc_tensor_alloc(&ts[nt], names[nt], nt ? QC_ST_F32 : QC_ST_U16, nt ? "f32" : "bf16", 2, sh[nt]);
+    nt -= rc ? 1 : 0;
+    uint16_t *ic2 = malloc((size_t)(p.rows * hd) * 2 + 8), *a = malloc((size_t)(most * hd) * 2 + 8);
+    uint16_t *ic0 = malloc((size_t)(most * 2 * in) * 2 + 8), *ic1 = malloc((size_t)(most * in) * 2 + 8);
+    uint16_t *cy = malloc((size_t)(most * hd) * 2 + 8);
+    uint8_t *codes = malloc((size_t)(2 * in * hd) + 8);
+    float *sc = malloc((size_t)(qc_moe_cpu_nscales(&p, 0) + qc_moe_cpu_nscales(&p, 1)) * 4 + 8);
+    rc = rc || !ic2 || !a || !ic0 || !ic1 || !cy || !codes || !sc ? 2 : 0;
+    if (rc)
+        snprintf(c->err, c->errlen, "out of memory in the AMX MoE");
+    float *st1 = rc ? NULL : ts[1].data, *st2 = rc ? NULL : ts[2].data, *st3 = rc ? NULL : ts[3].data;
+    for (int64_t e = 0; !rc && e < ne; e++) {
+        qc_amx_weights w13, w2;
+        int64_t cnt = 0, *which = NULL;
+        if (!p.count[e])
+            continue; /* no tokens: its weights are never packed */
+        if (qc_moe_cpu_weights(c, &p, e, 0, codes, sc) || qc_amx_pack_fp8(codes, sc, 2 * in, hd, &w13)) {
+            rc = 2;
+            break;
+        }
+        if (qc_moe_cpu_weights(c, &p, e, 1, codes, sc) || qc_amx_pack_fp8(codes, sc, hd, in, &w2)) {
+            qc_amx_weights_free(&w13);
+            rc = 2;
+            break;
+        }
+        which = malloc(sizeof *which * (size_t)p.count[e] + 8);
+        for (int64_t r = 0; which && r < p.rows; r++)
+            if (p.ids[r] == e) {
+                memcpy(a + cnt * hd, p.x + (r / kk) * hd, (size_t)hd * 2);
+                which[cnt++] = r;
+            }
+        rc = !which || qc_amx_moe_expert(a, cnt, hd, in, &w13, &w2, ic0, ic1, cy) ? 2 : 0;
+        for (int64_t q = 0; !rc && q < cnt; q++) {
+            int64_t r = which[q];
+            qc_amx_copy_mul(cy + q * hd, p.w[r], hd, ic2 + r * hd);
+            for (int64_t j = 0; j < 2 * in; j++)
+                st1[r * 2 * in + j] = qc_f32_from_bits((uint32_t)ic0[q * 2 * in + j] << 16);
+            for (int64_t j = 0; j < in; j++)
+                st2[r * in + j] = qc_f32_from_bits((uint32_t)ic1[q * in + j] << 16);
+            for (int64_t j = 0; j < hd; j++)
+                st3[r * hd + j] = qc_f32_from_bits((uint32_t)cy[q * hd + j] << 16);
+        }
+        if (rc)
+            snprintf(c->err, c->errlen, "out of memory in the AMX MoE expert %lld", (long long)e);
+        free(which);
+        qc_amx_weights_free(&w13);
+        qc_amx_weights_free(&w2);
+    }
+    for (int64_t tk = 0; !rc && tk < t; tk++)
+        qc_amx_sum(ic2 + tk * kk * hd, kk, hd, (uint16_t *)ts[0].data + tk * hd);
+    for (int i = 0; i < nt; i++)
+        if (rc || !qc_set_add(c->out, &ts[i])) {
+            qc_tensor_free(&ts[i]);
+            rc = rc ? rc : 2;
+        }
+    rc = rc || qc_moe_cpu_route_stages(c, &p);
+    free(ic2), free(a), free(ic0), free(ic1), free(cy), free(codes), free(sc);
+    qc_moe_cpu_free(&p);
+    return rc ? 2 : 0;
+}
+
+static const qc_impl amx_impls[] = {{"gemm", amx_gemm}, {"moe_cpu", amx_moe_cpu}};
+#define AMX_NIMPLS 2
 #else
-static const qc_impl amx_impls[] = {{"gemm", NULL}};
+static const qc_impl amx_impls[] = {{"gemm", NULL}, {"moe_cpu", NULL}};
 #define AMX_NIMPLS 0
 #endif
 
@@ -262,5 +351,6 @@ const qc_backend qc_backend_cpu_amx = {
     "AMX-BF16 / AMX-INT8 kernels (kernels/cpu/amx_gemm.c), sgl-kernel CPU semantics: gemm kind=fp8_block "
     "model=sgl-cpu (e4m3fn 128x128 block weights unpacked to bf16, TDPBF16PS, fp32 accumulation) and "
     "kind=int8_rowwise (u8 x s8 TDPBUSD with s8s8 compensation, bit-exact epilogue), out bf16/f32; every other "
-    "gemm and out=f16 fall back to the reference",
+    "gemm and out=f16 fall back to the reference; moe_cpu (sgl-kernel fused_experts_cpu, fp8 w8a16: bf16 ic0 / ic1 / "
+    "C / ic2 caches, exp_u20 silu, single-threaded; no fallback needed: moe_cpu only has this model)",
     qc_cpu_amx_unavailable, amx_impls, AMX_NIMPLS};
