@@ -1,11 +1,12 @@
 /* bench_amx.c: figures for the cpu-amx kernels (kernels/cpu/amx_gemm.c); never pass/fail.
- *   (a) the AMX-BF16 peak: TDPBF16PS on register-resident tiles (4 independent accumulators), on
+ *   (a) the AMX-BF16 peak: TDPBF16PS on register-resident tiles of random bf16 (4 independent accumulators), on
  *       one core and on T threads (one per core);
  *   (b) the bf16 GEMM kernel on M x N x K (default 2048^3) and its fraction of that peak;
  *   (c) the fp8 block W8A16 and int8 W8A8 kernels on M x N x K (default 1024 x 4096 x 7168) against
  *       OpenBLAS cblas_sgemm on the same-shape fp32 (dequantized) problem, same thread count.
  * Threads split N into column ranges (multiples of 32), one kernel call each.
- * usage: bench_amx [threads [M N K [M2 N2 K2]]]   (threads default: the online CPUs, at most 16) */
+ * usage: bench_amx [--sweep] [threads [M N K [M2 N2 K2]]]   (threads default: the online CPUs, at
+ * most 16; --sweep first tries the blockings of the bf16 kernel and keeps the fastest) */
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -32,7 +33,14 @@ static double now(void)
 
 static void *peak_thread(void *arg)
 {
-    static const uint8_t zero[1024] __attribute__((aligned(64)));
+    /* random bf16 operands of magnitude [1, 2), not zeros: a unit may run faster on zeros (METHOD.md) */
+    uint16_t src[512] __attribute__((aligned(64)));
+    uint32_t x = 2463534242u;
+    for (int i = 0; i < 512; i++) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        src[i] = (uint16_t)(0x3F80 | (x & 0x807F));
+    }
+    const void *ops = src;
     struct {
         uint8_t palette, start_row, reserved[14];
         uint16_t colsb[16];
@@ -43,10 +51,10 @@ static void *peak_thread(void *arg)
     for (int t = 0; t < 8; t++)
         cfg.colsb[t] = 64, cfg.rows[t] = 16;
     _tile_loadconfig(&cfg);
-    _tile_loadd(4, zero, 64);
-    _tile_loadd(5, zero, 64);
-    _tile_loadd(6, zero, 64);
-    _tile_loadd(7, zero, 64);
+    _tile_loadd(4, ops, 64);
+    _tile_loadd(5, ops, 64);
+    _tile_loadd(6, ops, 64);
+    _tile_loadd(7, ops, 64);
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
@@ -228,12 +236,41 @@ static void row(const char *what, int threads, int64_t m, int64_t n, int64_t k, 
     printf("\n");
 }
 
+/* --sweep: the bf16 kernel on one thread over blockings (amx_gemm.h qc_amx_blocking), between two
+ * peak measurements, to choose the default; the best is left set for the runs that follow. */
+static void sweep(int64_t m, int64_t n, int64_t k)
+{
+    static const int64_t ncs[] = {64, 128, 256, 512}, kcs[] = {128, 256, 512, 1024};
+    qc_amx_blocking best = {256, 512, 0};
+    double p0 = peak(1), gbest = 0;
+    printf("sweep: bf16 %lld x %lld x %lld, 1 thread, peak %.1f GFLOP/s\n", (long long)m, (long long)n,
+           (long long)k, p0);
+    for (int order = 0; order < 2; order++)
+        for (size_t i = 0; i < sizeof ncs / sizeof ncs[0]; i++)
+            for (size_t j = 0; j < sizeof kcs / sizeof kcs[0]; j++) {
+                qc_amx_blocking b = {ncs[i], kcs[j], order};
+                qc_amx_set_blocking(&b);
+                double g = bench_bf16(1, m, n, k);
+                printf("  nc %4lld kc %5lld %s  %8.1f GFLOP/s  %5.1f%% of peak\n", (long long)b.nc, (long long)b.kc,
+                       order ? "b-outer" : "a-outer", g, 100 * g / p0);
+                if (g > gbest)
+                    gbest = g, best = b;
+            }
+    qc_amx_set_blocking(&best);
+    printf("sweep best: nc %lld kc %lld %s %.1f GFLOP/s; peak again %.1f GFLOP/s\n", (long long)best.nc,
+           (long long)best.kc, best.b_outer ? "b-outer" : "a-outer", gbest, peak(1));
+}
+
 int main(int argc, char **argv)
 {
     const char *why = qc_cpu_amx_unavailable();
     if (why) {
         printf("SKIPPED: %s\n", why);
         return 77;
+    }
+    if (argc > 1 && strcmp(argv[1], "--sweep") == 0) {
+        sweep(2048, 2048, 2048);
+        argc--, argv++;
     }
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int threads = argc > 1 ? atoi(argv[1]) : (int)(cpus < 16 ? cpus : 16);

@@ -8,6 +8,11 @@
  * f32 outputs. The kernel writes into a poisoned buffer (0xA5 bytes) followed by guard bytes: every
  * element must be written (a poisoned element fails the comparison) and the guard left intact;
  * column ranges [0, 32) + [32, N) written by two calls must equal one call.
+ * moe_cpu (amx_moe.c, sgl-kernel fused_experts_cpu fp8 w8a16): through the backend within the
+ * reference's out.bound on tokens 0, 1, 7, 40 with experts that get no tokens, top-k 1..4,
+ * hidden 128..384, inter 128/256, route stages bit for bit; the elementwise stubs (silu_and_mul
+ * over every bf16 gate, copy_mul, sum) bit for bit against scalar C of the same fp32 operations,
+ * and qc_amx_moe_expert, into poisoned buffers with guards.
  * Exit 77 (SKIPPED) with the reason when the CPU, the kernel or the build lacks AMX. Seeds are fixed
  * and printed with every failure. */
 #include <math.h>
@@ -16,6 +21,8 @@
 #include <string.h>
 
 #include "amx_gemm.h"
+#include "amx_moe.h"
+#include "moe_cpu_op.h"
 #include "gemm_op.h"
 #include "generate.h"
 #include "registry.h"
@@ -110,6 +117,22 @@ static int64_t kernel_direct(const qc_gemm_operands *o, int f32, void *c1, void 
     return rc;
 }
 
+/* Another blocking (amx_gemm.h) changes only the loop order over 32 x 32 blocks and where C is
+ * parked between K chunks (fp32 either way): the output bytes must not change. */
+static int64_t blocking_changes_bytes(const qc_gemm_operands *o, int f32, const uint8_t *c1, size_t nbytes,
+                                      const char *kv)
+{
+    const qc_amx_blocking saved = qc_amx_get_blocking(), other = {64, 128, 1};
+    uint8_t *c3 = malloc(nbytes + GUARD), *c4 = malloc(nbytes + GUARD);
+    qc_amx_set_blocking(&other);
+    int64_t rc = !c3 || !c4 || kernel_direct(o, f32, c3, c4) || memcmp(c1, c3, nbytes) || memcmp(c1, c4, nbytes);
+    qc_amx_set_blocking(&saved);
+    if (rc)
+        printf("FAIL %s: blocking nc 64 kc 128 b-outer changed the output bytes\n", kv);
+    free(c3), free(c4);
+    return rc;
+}
+
 static void check_case(const char *kv, uint64_t seed)
 {
     qc_tensor_set in = {0}, ref = {0}, be = {0};
@@ -151,6 +174,7 @@ static void check_case(const char *kv, uint64_t seed)
             printf("FAIL %s: the kernel wrote past c\n", kv);
             bad++;
         }
+        bad += blocking_changes_bytes(&o, c->storage != QC_ST_U16, c1, c->nbytes, kv);
     }
     qc_gemm_operands_free(&o);
     failures += bad != 0;
@@ -222,6 +246,172 @@ static void test_bf16_kernel(void)
     free(a), free(b), free(c);
 }
 
+static uint16_t bf16_code(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)(u >> 16);
+}
+
+static float bf16_val(uint16_t c) { return qc_f32_from_bits((uint32_t)c << 16); }
+
+/* silu_and_mul over every bf16 gate (u = a fixed spread of values), copy_mul and sum against
+ * scalar C with the same fp32 operations, into poisoned buffers with guards. */
+static void test_moe_stubs(void)
+{
+    enum { N = 65536 + 5 };
+    uint16_t *in = malloc(2 * N * 2), *out = malloc((N + GUARD) * 2), *c2 = malloc(4 * N * 2);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < N; i++) {
+        in[i] = (uint16_t)i, in[N + i] = bf16_code(0.75f + (float)(i % 13) * 0.125f);
+        c2[i] = (uint16_t)(i * 7), c2[N + i] = (uint16_t)(i * 13), c2[2 * N + i] = (uint16_t)(i * 3 + 1), c2[3 * N + i] = (uint16_t)i;
+    }
+    memset(out, 0xA5, (N + GUARD) * 2);
+    qc_amx_silu_and_mul(in, N, out);
+    for (int64_t i = 0; i < N; i++) {
+        float g = bf16_val(in[i]), u = bf16_val(in[N + i]);
+        float pre = g / (1.0f + qc_exp_u20(-g)) * u, e = qc_bf16_rne(pre), k = bf16_val(out[i]);
+        /* VCVTNEPS2BF16 flushes an fp32 value below 2^-126 to zero (the model allows it) */
+        int same = (isnan(e) && isnan(k)) || memcmp(&e, &k, 4) == 0 || (fabsf(pre) < 0x1p-126f && k == 0);
+        if (!same && bad++ < 8)
+            printf("FAIL silu_and_mul g=%a u=%a: kernel %a scalar %a\n", (double)g, (double)u, (double)k, (double)e);
+    }
+    bad += guard_broken((const uint8_t *)out, N * 2);
+    for (int topk = 1; topk <= 4; topk++) {
+        memset(out, 0xA5, (N + GUARD) * 2);
+        qc_amx_sum(c2, topk, N, out);
+        for (int64_t i = 0; i < N; i++) {
+            float s = 0;
+            for (int t = 0; t < topk; t++)
+                s += bf16_val(c2[t * N + i]);
+            float e = topk == 1 ? bf16_val(c2[i]) : qc_bf16_rne(s), k = bf16_val(out[i]);
+            if (!((isnan(e) && isnan(k)) || memcmp(&e, &k, 4) == 0 || (fabsf(s) < 0x1p-126f && k == 0)) && bad++ < 3)
+                printf("FAIL sum topk %d element %lld: kernel %a scalar %a\n", topk, (long long)i, (double)k, (double)e);
+        }
+        bad += guard_broken((const uint8_t *)out, N * 2);
+    }
+    memset(out, 0xA5, (N + GUARD) * 2);
+    qc_amx_copy_mul(c2, 0.3137f, N, out);
+    for (int64_t i = 0; i < N; i++) {
+        float pre = bf16_val(c2[i]) * 0.3137f, e = qc_bf16_rne(pre), k = bf16_val(out[i]);
+        if (!((isnan(e) && isnan(k)) || memcmp(&e, &k, 4) == 0 || (fabsf(pre) < 0x1p-126f && k == 0)) && bad++ < 3)
+            printf("FAIL copy_mul element %lld: kernel %a scalar %a\n", (long long)i, (double)k, (double)e);
+    }
+    bad += guard_broken((const uint8_t *)out, N * 2);
+    printf("%s moe stubs (silu_and_mul over all bf16 gates, sum, copy_mul): %lld mismatches\n", bad ? "FAIL" : "ok",
+           (long long)bad);
+    failures += bad > 0;
+    free(in), free(out), free(c2);
+}
+
+static void fill_normal(qc_tensor_set *in, const char *name, int64_t rows, int64_t cols, uint64_t seed)
+{
+    int64_t shape[2] = {rows, cols};
+    qc_tensor t;
+    qc_tensor_alloc(&t, name, QC_ST_F32, "f32", 2, shape);
+    uint64_t z = seed;
+    for (int64_t i = 0; i < rows * cols; i++) {
+        double acc = 0;
+        for (int j = 0; j < 4; j++) {
+            z = z * 6364136223846793005ull + 1442695040888963407ull;
+            acc += (double)(z >> 11) * 0x1p-53;
+        }
+        ((float *)t.data)[i] = (float)((acc - 2.0) * 1.732);
+    }
+    qc_set_add(in, &t);
+}
+
+/* moe_cpu through the backend against the reference: out within out.bound, route stages equal;
+ * then qc_amx_moe_expert on the first expert with rows into poisoned buffers. */
+static void check_moe(int64_t tokens, int64_t hidden, int64_t inter, int64_t top_k, uint64_t seed)
+{
+    char kv[512], err[512];
+    snprintf(kv, sizeof kv, "recipe=fp8_block,route=renorm_naive,experts=8,top_k=%lld,shared=0,act=silu,order=gate_up,"
+             "tokens=%lld,hidden=%lld,inter=%lld,weights=generate,weight_seed=%llu", (long long)top_k,
+             (long long)tokens, (long long)hidden, (long long)inter, (unsigned long long)seed);
+    qc_params prm = {0};
+    qc_tensor_set in = {0}, ref = {0}, be = {0};
+    qc_params_parse(&prm, kv, err, sizeof err);
+    fill_normal(&in, "x", tokens, hidden, seed * 3 + 1);
+    fill_normal(&in, "logits", tokens, 8, seed * 5 + 2);
+    qc_op_call cr = {&prm, &in, &ref, err, sizeof err}, cb = {&prm, &in, &be, err, sizeof err};
+    const qc_backend *b = NULL;
+    for (int i = 0; i < qc_backend_count(); i++)
+        if (strcmp(qc_backend_at(i)->name, "cpu-amx") == 0)
+            b = qc_backend_at(i);
+    qc_op_fn fn = b ? qc_backend_impl(b, "moe_cpu") : NULL;
+    if (!fn || qc_op_find("moe_cpu")->reference(&cr) || fn(&cb)) {
+        printf("FAIL moe_cpu %s: %s\n", kv, fn ? err : "no cpu-amx moe_cpu impl");
+        failures++;
+        return;
+    }
+    const qc_tensor *ro = qc_set_find(&ref, "out"), *bo = qc_set_find(&be, "out");
+    const double *bound = qc_set_find(&ref, "out.bound")->data;
+    int64_t bad = compare_c("moe_cpu out", kv, seed, ro, bound, bo->data, 0), exact = 0;
+    for (int64_t i = 0; i < qc_tensor_numel(ro); i++)
+        exact += bound[i] == 0;
+    for (int s = 0; s < 2; s++) {
+        const char *nm = s ? "stage.route.weights" : "stage.route.ids";
+        const qc_tensor *x = qc_set_find(&ref, nm), *y = qc_set_find(&be, nm);
+        if (!x || !y || x->nbytes != y->nbytes || memcmp(x->data, y->data, x->nbytes)) {
+            printf("FAIL moe_cpu %s: %s differs\n", kv, nm);
+            bad++;
+        }
+    }
+    /* the expert kernel into poisoned buffers */
+    qc_moe_cpu p;
+    if (!qc_moe_cpu_setup(&cb, &p)) {
+        int64_t e = 0;
+        while (e < 8 && !p.count[e])
+            e++;
+        if (e < 8) {
+            int64_t cnt = p.count[e], sz[3] = {cnt * 2 * inter, cnt * inter, cnt * hidden};
+            uint16_t *a = malloc((size_t)(cnt * hidden) * 2 + 8), *buf[3];
+            uint8_t *codes = malloc((size_t)(2 * inter * hidden) + 8);
+            float *sc = malloc((size_t)(qc_moe_cpu_nscales(&p, 0) + qc_moe_cpu_nscales(&p, 1)) * 4 + 8);
+            qc_amx_weights w13, w2;
+            for (int i = 0; i < 3; i++)
+                memset(buf[i] = malloc((size_t)sz[i] * 2 + GUARD), 0xA5, (size_t)sz[i] * 2 + GUARD);
+            for (int64_t r = 0, q = 0; r < p.rows; r++)
+                if (p.ids[r] == e)
+                    memcpy(a + (q++) * hidden, p.x + (r / p.kk) * hidden, (size_t)hidden * 2);
+            qc_moe_cpu_weights(&cb, &p, e, 0, codes, sc);
+            qc_amx_pack_fp8(codes, sc, 2 * inter, hidden, &w13);
+            qc_moe_cpu_weights(&cb, &p, e, 1, codes, sc);
+            qc_amx_pack_fp8(codes, sc, hidden, inter, &w2);
+            if (qc_amx_moe_expert(a, cnt, hidden, inter, &w13, &w2, buf[0], buf[1], buf[2]))
+                bad++;
+            const float *st = qc_set_find(&be, "stage.gemm2.y")->data;
+            for (int i = 0; i < 3; i++) {
+                bad += guard_broken((const uint8_t *)buf[i], (size_t)sz[i] * 2);
+                for (int64_t j = 0; j < sz[i]; j++)
+                    if (buf[i][j] == 0xA5A5 && bad++ == 0)
+                        printf("FAIL moe expert %s: buffer %d element %lld unwritten\n", kv, i, (long long)j);
+            }
+            for (int64_t r = 0, q = 0; r < p.rows; r++) /* the same C as through the backend */
+                if (p.ids[r] == e) {
+                    for (int64_t j = 0; j < hidden; j++)
+                        if (bf16_val(buf[2][q * hidden + j]) != st[r * hidden + j] && bad++ == 0)
+                            printf("FAIL moe expert %s: C differs from the backend's\n", kv);
+                    q++;
+                }
+            qc_amx_weights_free(&w13), qc_amx_weights_free(&w2);
+            for (int i = 0; i < 3; i++)
+                free(buf[i]);
+            free(a), free(codes), free(sc);
+        }
+        int64_t empty = 0;
+        for (int64_t x = 0; x < 8; x++)
+            empty += p.count[x] == 0;
+        printf("%s moe_cpu %s: %lld mismatches, %lld of %lld elements proven bit-exact, %lld experts without "
+               "tokens\n", bad ? "FAIL" : "ok", kv, (long long)bad, (long long)exact, (long long)qc_tensor_numel(ro),
+               (long long)empty);
+        qc_moe_cpu_free(&p);
+    }
+    failures += bad > 0;
+    qc_set_free(&in), qc_set_free(&ref), qc_set_free(&be);
+}
+
 int main(void)
 {
     const char *why = qc_cpu_amx_unavailable();
@@ -231,6 +421,12 @@ int main(void)
     }
     test_gemm_kinds();
     test_bf16_kernel();
+    test_moe_stubs();
+    static const int64_t moe_shapes[][4] = {{0, 128, 128, 2}, {1, 128, 128, 1}, {1, 256, 128, 4}, {7, 128, 128, 2},
+                                            {7, 384, 256, 3}, {40, 256, 128, 4}, {40, 128, 256, 2}};
+    for (size_t i = 0; i < sizeof moe_shapes / sizeof moe_shapes[0]; i++)
+        for (uint64_t seed = 1; seed <= 2; seed++)
+            check_moe(moe_shapes[i][0], moe_shapes[i][1], moe_shapes[i][2], moe_shapes[i][3], seed + 10 * i);
     printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;
 }

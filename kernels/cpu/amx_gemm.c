@@ -20,8 +20,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NC 256 /* output columns per panel (8 blocks of 32) */
-#define KC 512 /* K per chunk: an A block of 32 x 512 bf16 (32 KiB) stays in L1 across the panel */
+/* The blocking: nc output columns per panel (default 8 blocks of 32), kc of K per chunk (an A
+ * block of 32 x 512 bf16, 32 KiB, stays in L1 across the panel), and the order of the two loops
+ * over a panel's 32 x 32 blocks. Results do not depend on it (each C element is one chain of
+ * TDPs over K in the same order, chunk by chunk); only bench_amx changes it, to measure. */
+static qc_amx_blocking blocking = {256, 512, 0};
+#define NC blocking.nc
+#define KC blocking.kc
+
+void qc_amx_set_blocking(const qc_amx_blocking *b)
+{
+    if (b->nc >= 32 && b->nc % 32 == 0 && b->kc >= 64 && b->kc % 64 == 0)
+        blocking = *b;
+}
+
+qc_amx_blocking qc_amx_get_blocking(void) { return blocking; }
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -315,8 +328,10 @@ typedef struct panel {
 static void panel_bf16(const qc_amx_act *a, const qc_amx_weights *w, const panel *p, const uint16_t *unpacked,
                        float *acc)
 {
-    for (int64_t mb = 0; mb < a->mp; mb += 32)
-        for (int64_t b = 0; b < p->nb; b++) {
+    int64_t nmb = a->mp / 32, outer = blocking.b_outer ? p->nb : nmb, inner = blocking.b_outer ? nmb : p->nb;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t q = 0; q < inner; q++) {
+            int64_t mb = (blocking.b_outer ? q : o) * 32, b = blocking.b_outer ? o : q;
             const uint16_t *bp = unpacked ? unpacked + b * p->kc * 32
                                           : (const uint16_t *)w->packed + (p->jp / 32 + b) * 32 * w->kp + p->k0 * 32;
             block_bf16((const uint16_t *)a->data + mb * a->lda + p->k0, a->lda, bp, acc + mb * NC + b * 32, NC, p->kc,

@@ -60,4 +60,15 @@ int qc_amx_gemm_bf16(const qc_amx_act *a, const qc_amx_weights *w, const float *
 int qc_amx_gemm_s8(const qc_amx_act *a, const float *as, const qc_amx_weights *w, const float *bs, const float *bias,
                    int out_f32, void *c, int64_t n0, int64_t n1);
 
+/* The blocking of the bf16-type kernels (amx_gemm.c): nc (a multiple of 32), kc (a multiple of
+ * 64), and b_outer (0: each 32-row A block meets every 32-column B block of a panel in turn; 1:
+ * the other way round). Results are the same for every blocking; bench_amx --sweep measures them.
+ * Not thread-safe: set it before any kernel runs. */
+typedef struct qc_amx_blocking {
+    int64_t nc, kc;
+    int b_outer;
+} qc_amx_blocking;
+void qc_amx_set_blocking(const qc_amx_blocking *b); /* ignored unless nc % 32 == 0 and kc % 64 == 0 */
+qc_amx_blocking qc_amx_get_blocking(void);
+
 #endif
