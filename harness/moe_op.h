@@ -8,6 +8,9 @@
 
 #include "ops/moe.h"
 
+struct qc_quant_job;
+struct qc_quantized;
+
 typedef struct qc_moe_cfg {
     int recipe;                 /* index into op_moe.c's recipe table */
     int64_t t, h, i, e, shared; /* tokens, hidden, intermediate, routed experts, fused shared experts */
@@ -16,6 +19,9 @@ typedef struct qc_moe_cfg {
     int weight_on_input;        /* apply_router_weight_on_input: w multiplies the GEMM1 output (after b13) */
     int bias;                   /* b13 and b2 */
     float rsf_out;              /* the routed scaling applied once after the sum (1 when in the weights) */
+    /* NULL; a mutant's change to every expert's quantized weights, after the quantizer and
+     * before the exact dequantization (the weight scales read from the wrong block, say) */
+    void (*weight_tweak)(const struct qc_quant_job *j, struct qc_quantized *q);
 } qc_moe_cfg;
 
 typedef void (*qc_moe_tweak)(qc_moe_cfg *cfg);

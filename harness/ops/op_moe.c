@@ -191,7 +191,8 @@ static int quant_setup(qc_op_call *c, int recipe, int64_t rows, int64_t cols, qc
 
 /* x quantized by job j (recipe < 0: rounded to bf16, no job) and dequantized exactly into out;
  * thread-safe. 0, or 2 out of memory. */
-static int quant_apply(int recipe, const qc_quant_job *j, const float *x, int64_t rows, int64_t cols, double *out)
+static int quant_apply(int recipe, const qc_quant_job *j, const float *x, int64_t rows, int64_t cols, double *out,
+                       void (*tweak)(const qc_quant_job *, qc_quantized *))
 {
     qc_cast_policy bf = qcref_default_policy();
     if (recipe < 0) {
@@ -204,6 +205,8 @@ static int quant_apply(int recipe, const qc_quant_job *j, const float *x, int64_
         return 2;
     int pow2 = 1;
     qcref_quant(j->recipe, &j->policy, x, j->rows, j->cols, j->has_static ? &j->static_scale : NULL, NULL, &q);
+    if (tweak)
+        tweak(j, &q);
     qcref_operand_f64(j->recipe, &j->policy, &q, out, &pow2);
     for (int64_t i = 0; recipe == QC_RECIPE_NVFP4 && i < rows * cols; i++)
         out[i] *= q.gscale; /* exact: e2m1 * e4m3 (6 bits) * fp32 (24 bits) */
@@ -227,6 +230,7 @@ typedef struct quant_half {
     int64_t row0, rows, cols;
     double *out;
     const quant_gen *gen;
+    void (*tweak)(const qc_quant_job *, qc_quantized *);
     int rc;
 } quant_half;
 
@@ -236,7 +240,7 @@ static void *quant_half_run(void *arg)
     size_t first = (size_t)(h->row0 * h->cols), n = (size_t)(h->rows * h->cols);
     if (h->gen)
         qc_moe_weight_fill(h->gen->seed, h->gen->expert, h->gen->tensor, h->gen->std, first, n, h->gen->buf + first);
-    h->rc = quant_apply(h->recipe, &h->job, h->x + first, h->rows, h->cols, h->out + first);
+    h->rc = quant_apply(h->recipe, &h->job, h->x + first, h->rows, h->cols, h->out + first, h->tweak);
     return NULL;
 }
 
@@ -248,15 +252,15 @@ static void *quant_half_run(void *arg)
  * both already). threads = 1 (param threads=1): one call, always. 0, or 2 with the message in
  * c->err. */
 static int quant_exact(qc_op_call *c, int recipe, const float *x, int64_t rows, int64_t cols, double *out,
-                       const quant_gen *gen, int threads)
+                       const quant_gen *gen, int threads, void (*tweak)(const qc_quant_job *, qc_quantized *))
 {
     int local = recipe < 0 || recipe == QC_RECIPE_TOKEN || recipe == QC_RECIPE_TOKEN_GROUP ||
                 recipe == QC_RECIPE_BLOCK || recipe == QC_RECIPE_MXFP8 || recipe == QC_RECIPE_MXFP6 ||
                 recipe == QC_RECIPE_MXFP4;
     int64_t mid = recipe == QC_RECIPE_BLOCK ? (rows / 2 + 127) / 128 * 128 : rows / 2;
     int two = threads > 1 && local && mid > 0 && mid < rows && rows * cols >= (1 << 16);
-    quant_half h[2] = {{recipe, {0}, x, 0, two ? mid : rows, cols, out, gen, 0},
-                       {recipe, {0}, x, mid, rows - mid, cols, out, gen, 0}};
+    quant_half h[2] = {{recipe, {0}, x, 0, two ? mid : rows, cols, out, gen, tweak, 0},
+                       {recipe, {0}, x, mid, rows - mid, cols, out, gen, tweak, 0}};
     for (int i = 0; i < 1 + two; i++)
         if (recipe >= 0 && quant_setup(c, recipe, h[i].rows, cols, &h[i].job))
             return 2;
@@ -320,7 +324,8 @@ static int expert_weights(qc_op_call *c, moe_state *s, int t, int64_t e, int64_t
 {
     const float *src = s->gen ? s->wf : s->win[t] + e * rows * cols;
     quant_gen g = {s->wseed, e, t, s->wstd[t], s->wf};
-    return quant_exact(c, recipes[s->cfg.recipe].weight, src, rows, cols, s->wd, s->gen ? &g : NULL, s->threads);
+    return quant_exact(c, recipes[s->cfg.recipe].weight, src, rows, cols, s->wd, s->gen ? &g : NULL, s->threads,
+                       s->cfg.weight_tweak);
 }
 
 /* GEMM1's epilogue on the rows which[0..cnt) of one expert, whose fp64 products are ya: + b13,
@@ -515,13 +520,13 @@ static int run(qc_op_call *c, moe_state *s)
         return 2;
     const moe_recipe *rc = &recipes[m->recipe];
     if (route_all(c, s, logits, rb ? rb->data : NULL) ||
-        quant_exact(c, rc->act, x, m->t, m->h, s->a1, NULL, s->threads) || expert_gemm(c, s, 0))
+        quant_exact(c, rc->act, x, m->t, m->h, s->a1, NULL, s->threads, NULL) || expert_gemm(c, s, 0))
         return 2;
     float *abf = alloc(s, c, rows * (size_t)m->i, 4);
     qc_cast_policy bf = qcref_default_policy();
     for (size_t i = 0; abf && i < rows * (size_t)m->i; i++) /* §9.4: act -> bf16 -> quantize */
         abf[i] = qcref_decode(QC_BF16, qcref_encode(QC_BF16, s->act[i], &bf), &bf);
-    int bad = !abf || quant_exact(c, rc->act, abf, s->rows, m->i, s->a2, NULL, s->threads);
+    int bad = !abf || quant_exact(c, rc->act, abf, s->rows, m->i, s->a2, NULL, s->threads, NULL);
     free(abf);
     if (bad || stages_before_gemm2(c, s))
         return 2;

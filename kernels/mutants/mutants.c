@@ -165,7 +165,8 @@ MUTANT("fnuz-normalize-keeps-0x80", "fnuz_normalize", fnuz_normalize_keeps_0x80,
 extern const qc_backend qc_mutant_sf_unpadded_rows, qc_mutant_sf_unpadded_stride, qc_mutant_sf_column_major;
 extern const qc_backend qc_mutant_clamp_nan, qc_mutant_zero_block_nan;
 extern const qc_backend qc_mutant_gemm_scale_block;
-extern const qc_backend qc_mutant_moe_gate_up, qc_mutant_moe_rsf_twice, qc_mutant_moe_no_clamp, qc_mutant_moe_mask_zero;
+extern const qc_backend qc_mutant_moe_gate_up, qc_mutant_moe_rsf_twice, qc_mutant_moe_no_clamp, qc_mutant_moe_mask_zero,
+    qc_mutant_moe_scale_block;
 
 const qc_backend *const qc_mutant_backends[] = {
     &mutant_e2m1_ties_away,   &mutant_e8m0_byte0_zero,     &mutant_e8m0_ceil_log2,
@@ -175,6 +176,6 @@ const qc_backend *const qc_mutant_backends[] = {
     &qc_mutant_sf_unpadded_rows, &qc_mutant_sf_unpadded_stride, &qc_mutant_sf_column_major,
     &qc_mutant_clamp_nan,        &qc_mutant_zero_block_nan,
     &qc_mutant_gemm_scale_block, &qc_mutant_moe_gate_up, &qc_mutant_moe_rsf_twice, &qc_mutant_moe_no_clamp,
-    &qc_mutant_moe_mask_zero,
+    &qc_mutant_moe_mask_zero,    &qc_mutant_moe_scale_block,
 };
 const int qc_mutant_backend_count = (int)(sizeof qc_mutant_backends / sizeof qc_mutant_backends[0]);

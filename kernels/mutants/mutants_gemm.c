@@ -1,13 +1,13 @@
 /* mutants_gemm.c: quantized GEMMs with one rule wrong (formats.md §9, layouts.md §10). */
 #include "gemm_op.h"
+#include "mutants.h"
 #include "registry.h"
 
 /* layouts.md §10 T-CK1 (ROCm/rocm-libraries#7920: b_scale advanced at the wrong K step) and T-DG5
  * (TIRx-kernels#5): the weight scale of K block g is read from block g + 1 (the last block keeps
- * its own), so every block but the last is scaled by its neighbour's scale. */
-static void scale_block_off_by_one(qc_gemm_kind kind, const qc_quant_job *jb, qc_quantized *qb)
+ * its own), so every block but the last is scaled by its neighbour's scale (mutants.h). */
+void qc_mutant_scale_block_shift(const qc_quant_job *jb, qc_quantized *qb)
 {
-    (void)kind;
     size_t rows, per_row;
     const qc_recipe_policy *p = &jb->policy;
     if (jb->recipe == QC_RECIPE_BLOCK) {
@@ -26,6 +26,12 @@ static void scale_block_off_by_one(qc_gemm_kind kind, const qc_quant_job *jb, qc
             else
                 qb->scale_f32[i] = qb->scale_f32[i + 1];
         }
+}
+
+static void scale_block_off_by_one(qc_gemm_kind kind, const qc_quant_job *jb, qc_quantized *qb)
+{
+    (void)kind;
+    qc_mutant_scale_block_shift(jb, qb);
 }
 
 static int m_scale_block(qc_op_call *c) { return qc_gemm_op(c, scale_block_off_by_one); }

@@ -1,5 +1,6 @@
 /* mutants_moe.c: fused MoE with one rule wrong (shared/spec/layouts.md §10). */
 #include "moe_op.h"
+#include "mutants.h"
 #include "registry.h"
 
 /* T-ORD1 (sglang#32430, flashinfer#5291): [gate; up] read as [up; gate] (and back). */
@@ -21,15 +22,21 @@ static void swiglu_no_clamp(qc_moe_cfg *m) { m->act.limit = -1.0f; }
 /* T-RT1 (sglang#3705, vllm#13474, DeepSeek-V3#741): experts of dropped groups scored 0, not -inf. */
 static void masked_groups_zero(qc_moe_cfg *m) { m->route.mask_zero = 1; }
 
+/* T-CK1 / T-DG5 inside a fused MoE (the grouped GEMMs' weight scale of K block g read from block
+ * g + 1): the error starts at GEMM1, periodic along K with the block size. */
+static void scale_block_off_by_one(qc_moe_cfg *m) { m->weight_tweak = qc_mutant_scale_block_shift; }
+
 static int m_gate_up(qc_op_call *c) { return qc_moe_op(c, gate_up_swapped); }
 static int m_rsf(qc_op_call *c) { return qc_moe_op(c, rsf_twice); }
 static int m_clamp(qc_op_call *c) { return qc_moe_op(c, swiglu_no_clamp); }
 static int m_mask(qc_op_call *c) { return qc_moe_op(c, masked_groups_zero); }
+static int m_scale_block(qc_op_call *c) { return qc_moe_op(c, scale_block_off_by_one); }
 
 static const qc_impl impl_gate_up[] = {{"moe", m_gate_up}};
 static const qc_impl impl_rsf[] = {{"moe", m_rsf}};
 static const qc_impl impl_clamp[] = {{"moe", m_clamp}};
 static const qc_impl impl_mask[] = {{"moe", m_mask}};
+static const qc_impl impl_scale_block[] = {{"moe", m_scale_block}};
 
 const qc_backend qc_mutant_moe_gate_up = {"mutant:moe-gate-up-swapped", "mutants",
                                           "W13 halves read in the other order (layouts.md T-ORD1)", NULL,
@@ -42,3 +49,7 @@ const qc_backend qc_mutant_moe_no_clamp = {"mutant:moe-swiglu-no-clamp", "mutant
 const qc_backend qc_mutant_moe_mask_zero = {"mutant:moe-masked-groups-zero", "mutants",
                                             "experts of dropped groups scored 0 instead of -inf (layouts.md T-RT1)",
                                             NULL, impl_mask, 1};
+const qc_backend qc_mutant_moe_scale_block = {"mutant:moe-scale-block-off-by-one", "mutants",
+                                              "expert weight scale of K block g read from block g+1 (layouts.md "
+                                              "T-CK1, T-DG5)",
+                                              NULL, impl_scale_block, 1};

@@ -1,0 +1,12 @@
+/* mutants.h: rules broken on purpose that more than one mutant uses (kernels/mutants/). */
+#ifndef QC_MUTANTS_H
+#define QC_MUTANTS_H
+
+#include "quant_job.h"
+
+/* The scale of K block g read from block g + 1 (the last block keeps its own) in every row of
+ * blocks of a block, token-group, MX or NVFP4 quantization; nothing for one scale along K
+ * (layouts.md §10 T-CK1, T-DG5). */
+void qc_mutant_scale_block_shift(const qc_quant_job *jb, qc_quantized *qb);
+
+#endif
