@@ -73,7 +73,7 @@ static void *peak_thread(void *arg)
 }
 
 /* GFLOP/s of T threads each running PEAK_ITERS x 4 TDPBF16PS (16 x 16 x 32 MACs, 2 flops each). */
-static double peak(int threads)
+static double peak_once(int threads)
 {
     pthread_t th[64];
     float sink[64];
@@ -83,6 +83,19 @@ static double peak(int threads)
     for (int i = 0; i < threads; i++)
         pthread_join(th[i], NULL);
     return (double)threads * PEAK_ITERS * 4 * 16 * 16 * 32 * 2 / (now() - t0) / 1e9;
+}
+
+/* The lent machine's peak moved by 2x within one run (clock changes on a shared host): the best
+ * of five is the peak the kernels are measured against, so that "% of peak" is not flattered. */
+static double peak(int threads)
+{
+    double best = 0, worst = 1e30;
+    for (int i = 0; i < 5; i++) {
+        double p = peak_once(threads);
+        best = p > best ? p : best, worst = p < worst ? p : worst;
+    }
+    printf("    peak, %d thread(s), 5 runs: %.1f .. %.1f GFLOP/s\n", threads, worst, best);
+    return best;
 }
 
 /* ---- (b), (c): the kernels on column ranges ---- */
@@ -241,7 +254,7 @@ static void row(const char *what, int threads, int64_t m, int64_t n, int64_t k, 
 static void sweep(int64_t m, int64_t n, int64_t k)
 {
     static const int64_t ncs[] = {64, 128, 256, 512}, kcs[] = {128, 256, 512, 1024};
-    qc_amx_blocking best = {256, 512, 0};
+    qc_amx_blocking best = qc_amx_get_blocking();
     double p0 = peak(1), gbest = 0;
     printf("sweep: bf16 %lld x %lld x %lld, 1 thread, peak %.1f GFLOP/s\n", (long long)m, (long long)n,
            (long long)k, p0);

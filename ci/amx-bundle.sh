@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packs the AMX binaries (qcheck, test_cpu_amx, test_gemm, bench_amx) with the shared libraries
+# Packs the AMX binaries (qcheck, test_cpu_amx, test_gemm, bench_amx, bench_cpu) with the shared libraries
 # they need that are not glibc into $BUILD_DIR/amx-bundle.tar.xz, so that they run on a machine
 # with AMX whose image lacks our apt libraries (cJSON, OpenBLAS, MPFR, HDF5): build here, carry the
 # tarball there. Binaries built on Debian 12 (glibc 2.36) run on a newer glibc (Ubuntu 24.04: 2.39).
@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build-amx}
 OUT=$BUILD_DIR/amx-bundle
-bins="$BUILD_DIR/harness/qcheck $BUILD_DIR/tests/test_cpu_amx $BUILD_DIR/tests/test_gemm $BUILD_DIR/bench/bench_amx"
+bins="$BUILD_DIR/harness/qcheck $BUILD_DIR/tests/test_cpu_amx $BUILD_DIR/tests/test_gemm $BUILD_DIR/bench/bench_amx $BUILD_DIR/bench/bench_cpu"
 rm -rf "$OUT"
 mkdir -p "$OUT/lib"
 cp $bins "$OUT/"
