@@ -31,6 +31,7 @@ typedef struct mf_plan {
     uint32_t min_normal;  /* fp32 bits of the target's smallest normal */
     uint32_t rebias;      /* added to a normal input's bits before the shift: rebias and half - 1 */
     uint32_t magic;       /* fp32 bits of 2^(emin - mbits + 23): its ulp is the target's subnormal quantum */
+    int ovf_min;          /* ovf_code is maxmag or maxmag + 1, signed: the overflow rule is min(mag, ovf_code) */
 } mf_plan;
 
 /* The per-call constants of minifloat m under policy p (minifloat.c: nan_code, nonan_code and the
@@ -67,13 +68,14 @@ static inline mf_plan mf_plan_of(qc_minifloat m, const qc_cast_policy *p)
     k.min_normal = (uint32_t)(k.emin + 127) << 23;
     k.rebias = (uint32_t)((int64_t)(m.bias - 127) * (1 << 23)) + ((1u << (shift - 1)) - 1u);
     k.magic = (uint32_t)(k.emin - m.mbits + 23 + 127) << 23;
+    k.ovf_min = k.ovf_signed && (k.ovf_code == k.maxmag || k.ovf_code == k.maxmag + 1);
     return k;
 }
 
 #define V1(x) _mm512_set1_epi32((int)(x))
 
 /* NaN lanes: the code of minifloat.c nan_code / nonan_code. */
-static inline __m512i mf_nan16(const mf_plan k, __m512i abs, __m512i sign)
+static inline __attribute__((always_inline)) __m512i mf_nan16(const mf_plan k, __m512i abs, __m512i sign)
 {
     if (!k.nan_none) {
         __m512i c = V1(k.nan_code);
@@ -139,24 +141,38 @@ static inline __m512i mf_round16_even(const mf_plan k, __m512i abs)
     return _mm512_mask_mov_epi32(normal, _mm512_cmplt_epu32_mask(abs, V1(k.min_normal)), sub);
 }
 
-/* qcref_minifloat_encode on 16 lanes of fp32 bits; even = (k.ties == QC_TIES_EVEN), an argument
- * so that a caller can pass it as a constant. */
-static inline __attribute__((always_inline)) __m512i mf_encode16_with(const mf_plan k, __m512i bits, const int even)
+/* qcref_minifloat_encode on 16 lanes of fp32 bits; even = (k.ties == QC_TIES_EVEN) and finite (the
+ * caller knows that no lane is NaN, so the NaN blend is skipped) are arguments so that a caller can
+ * pass them as constants. */
+static inline __attribute__((always_inline)) __m512i mf_encode16_fin(const mf_plan k, __m512i bits, const int even,
+                                                                     const int finite)
 {
     __m512i abs = _mm512_and_si512(bits, V1(0x7FFFFFFF));
-    __m512i sign = _mm512_sll_epi32(_mm512_srli_epi32(bits, 31), _mm_cvtsi32_si128(k.signshift));
+    /* the input's sign bit moved to the code's: one shift and one AND (or a VPTERNLOG with the OR) */
+    __m512i sign = _mm512_and_si512(_mm512_srli_epi32(bits, 32 - k.bits), V1(k.signbit));
     __m512i mag = even ? mf_round16_even(k, abs) : mf_round16(k, abs);
     if (!even) /* Inf overflows; the even path's bit arithmetic already gives it a code above maxmag */
         mag = _mm512_mask_mov_epi32(mag, _mm512_cmpeq_epi32_mask(abs, V1(0x7F800000)), V1(k.maxmag + 1));
-    __m512i r = _mm512_or_si512(sign, mag);
-    __m512i ovf = k.ovf_signed ? _mm512_or_si512(sign, V1(k.ovf_code)) : V1(k.ovf_code);
-    r = _mm512_mask_mov_epi32(r, _mm512_cmpgt_epu32_mask(mag, V1(k.maxmag)), ovf);
+    __m512i r;
+    if (k.ovf_min) { /* satfinite, or an overflow code right above maxmag (IEEE Inf, fn NaN): one VPMINUD */
+        r = _mm512_or_si512(sign, _mm512_min_epu32(mag, V1(k.ovf_code)));
+    } else {
+        __m512i ovf = k.ovf_signed ? _mm512_or_si512(sign, V1(k.ovf_code)) : V1(k.ovf_code);
+        r = _mm512_mask_mov_epi32(_mm512_or_si512(sign, mag), _mm512_cmpgt_epu32_mask(mag, V1(k.maxmag)), ovf);
+    }
     __mmask16 zero = _mm512_cmpeq_epi32_mask(mag, _mm512_setzero_si512());
     if (k.zero_drop)
         r = _mm512_mask_mov_epi32(r, zero, _mm512_setzero_si512());
     if (k.zero_modelopt)
         r = _mm512_mask_mov_epi32(r, zero & _mm512_cmpeq_epi32_mask(abs, _mm512_setzero_si512()), V1(k.signbit));
+    if (finite)
+        return r;
     return _mm512_mask_mov_epi32(r, _mm512_cmpgt_epu32_mask(abs, V1(0x7F800000)), mf_nan16(k, abs, sign));
+}
+
+static inline __attribute__((always_inline)) __m512i mf_encode16_with(const mf_plan k, __m512i bits, const int even)
+{
+    return mf_encode16_fin(k, bits, even, 0);
 }
 
 static inline __m512i mf_encode16(const mf_plan k, __m512i bits) { return mf_encode16_with(k, bits, k.ties == QC_TIES_EVEN); }

@@ -37,6 +37,20 @@ static float recip(float b, qc_div_mode m) { return m == QC_DIV_IEEE ? 1.0f / b 
 #define QC_PREFETCH_BYTES 4096
 #endif
 
+/* The element pass runs from L1 and, without misses of its own, leaves the memory idle while it
+ * computes: it prefetches the input this far ahead (past the current 16 groups) so that the next
+ * amax pass finds its lines on the way. */
+#ifndef QC_ELEM_PREFETCH_BYTES
+#define QC_ELEM_PREFETCH_BYTES 16384
+#endif
+
+static inline void prefetch4(const float *x)
+{
+    const char *p = (const char *)x + QC_ELEM_PREFETCH_BYTES;
+    _mm_prefetch(p, _MM_HINT_T0), _mm_prefetch(p + 64, _MM_HINT_T0);
+    _mm_prefetch(p + 128, _MM_HINT_T0), _mm_prefetch(p + 192, _MM_HINT_T0);
+}
+
 static __mmask16 tail(size_t n) { return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1); }
 
 /* max |x| over n elements; a NaN element is skipped (fmaxf) or, under PROPAGATE, the first NaN's
@@ -97,7 +111,8 @@ static inline __m512 nan_product(__m512 x, float c)
 
 /* One vector of the element op: x * c, x * c with fast math's flushes, or x / c; the clamp; the cast. */
 static inline __attribute__((always_inline)) __m512i elem16(__m512 v, __m512 cv, const mf_plan k, const elem_kind kind,
-                                                            const qc_clamp clamp, __m512 m, __m512 neg, const int even)
+                                                            const qc_clamp clamp, __m512 m, __m512 neg, const int even,
+                                                            const int finite)
 {
     /* Flushing a subnormal product is invisible in a format whose smallest subnormal is far above
      * 2^-126 (every element format here): both give a zero code of the product's sign. Only
@@ -112,7 +127,7 @@ static inline __attribute__((always_inline)) __m512i elem16(__m512 v, __m512 cv,
     else
         v = _mm512_mul_ps(v, cv);
     v = clamp16(v, clamp, m, neg);
-    return mf_encode16_with(k, _mm512_castps_si512(v), even);
+    return mf_encode16_fin(k, _mm512_castps_si512(v), even, finite);
 }
 
 /* Four vectors of codes (0..255 in each 32-bit lane) as 64 consecutive bytes: PACKUSDW and
@@ -125,13 +140,45 @@ static inline __m512i pack4(__m512i a, __m512i b, __m512i c, __m512i d)
     return _mm512_permutexvar_epi32(order, abcd);
 }
 
+/* nv vectors of whole groups (2^sh vectors per group, multiplier cf[group]), four per 64-byte store;
+ * finite: no lane of x op c is NaN, so the cast skips its NaN blend. */
+static inline __attribute__((always_inline)) void elem_vectors(const float *xb, uint8_t *qb, const float *cf, size_t nv,
+                                                               size_t sh, const mf_plan k, const elem_kind kind,
+                                                               const qc_clamp clamp, __m512 m, __m512 neg,
+                                                               const int even, const int finite)
+{
+    size_t v = 0;
+    for (; v + 4 <= nv; v += 4) {
+        prefetch4(xb + 16 * v);
+        __m512i r[4];
+        for (int u = 0; u < 4; u++)
+            r[u] = elem16(_mm512_loadu_ps(xb + 16 * (v + u)), _mm512_set1_ps(cf[(v + u) >> sh]), k, kind, clamp, m, neg,
+                          even, finite);
+        _mm512_storeu_si512((void *)(qb + 16 * v), pack4(r[0], r[1], r[2], r[3]));
+    }
+    for (; v < nv; v++)
+        _mm512_mask_cvtepi32_storeu_epi8(qb + 16 * v, 0xFFFF,
+                                         elem16(_mm512_loadu_ps(xb + 16 * v), _mm512_set1_ps(cf[v >> sh]), k, kind, clamp,
+                                                m, neg, even, finite));
+}
+
+/* For a finite x, x * c is never NaN when c is finite (overflow gives Inf), and x / c never when c
+ * is finite and nonzero (IEEE 754 §7.2: NaN only from 0 * Inf, Inf * 0, 0 / 0, Inf / Inf or a NaN
+ * operand). */
+static inline int finite_product(float c, elem_kind kind)
+{
+    return fabsf(c) < INFINITY && (kind != EL_DIV || c != 0.0f);
+}
+
 /* q[0..n) from x[0..n) in groups of `group` elements (the last may be shorter), multiplier c[b]
  * of group b. The op's kind, clamp and tie rule are arguments that elem_row passes as constants,
  * so that the compiler writes one loop per combination without a test inside. Whole groups of a
  * multiple of 16 elements (a power of two of vectors per group) with non-NaN multipliers take the
- * unmasked path, four vectors per store; the rest (tails, a NaN multiplier) the masked one. */
+ * unmasked path, four vectors per store; the rest (tails, a NaN multiplier) the masked one.
+ * finite: the caller knows x[0..n) holds no NaN or Inf (chunk_amax); with finite multipliers the
+ * fast path then drops the cast's NaN blend. */
 static inline __attribute__((always_inline)) void elem_row_with(const float *x, size_t n, size_t group, const float *c,
-                                                                uint8_t *q, elem_op op, const mf_plan k,
+                                                                uint8_t *q, elem_op op, const mf_plan k, int finite,
                                                                 const elem_kind kind, const qc_clamp clamp, const int even)
 {
     const __m512 m = _mm512_set1_ps(op.clamp_max), neg = _mm512_set1_ps(-op.clamp_max);
@@ -144,25 +191,18 @@ static inline __attribute__((always_inline)) void elem_row_with(const float *x, 
         while ((1u << sh) < per)
             sh++;
         for (size_t b = 0; b < ngr; b += 16) {
-            size_t nb = ngr - b < 16 ? ngr - b : 16, nv = nb * per, v = 0;
-            for (size_t u = 0; u < nb; u++)
+            size_t nb = ngr - b < 16 ? ngr - b : 16, nv = nb * per;
+            int fin = finite;
+            for (size_t u = 0; u < nb; u++) {
                 cf[u] = kind == EL_MUL_FTZ ? ftz(c[b + u]) : c[b + u];
+                fin &= finite_product(cf[u], kind);
+            }
             const float *xb = x + b * group;
             uint8_t *qb = q + b * group;
-            for (; v + 4 <= nv; v += 4) {
-                __m512i r0 = elem16(_mm512_loadu_ps(xb + 16 * v), _mm512_set1_ps(cf[v >> sh]), k, kind, clamp, m, neg, even);
-                __m512i r1 = elem16(_mm512_loadu_ps(xb + 16 * v + 16), _mm512_set1_ps(cf[(v + 1) >> sh]), k, kind, clamp, m,
-                                    neg, even);
-                __m512i r2 = elem16(_mm512_loadu_ps(xb + 16 * v + 32), _mm512_set1_ps(cf[(v + 2) >> sh]), k, kind, clamp, m,
-                                    neg, even);
-                __m512i r3 = elem16(_mm512_loadu_ps(xb + 16 * v + 48), _mm512_set1_ps(cf[(v + 3) >> sh]), k, kind, clamp, m,
-                                    neg, even);
-                _mm512_storeu_si512((void *)(qb + 16 * v), pack4(r0, r1, r2, r3));
-            }
-            for (; v < nv; v++)
-                _mm512_mask_cvtepi32_storeu_epi8(qb + 16 * v, 0xFFFF,
-                                                 elem16(_mm512_loadu_ps(xb + 16 * v), _mm512_set1_ps(cf[v >> sh]), k, kind,
-                                                        clamp, m, neg, even));
+            if (fin)
+                elem_vectors(xb, qb, cf, nv, sh, k, kind, clamp, m, neg, even, 1);
+            else
+                elem_vectors(xb, qb, cf, nv, sh, k, kind, clamp, m, neg, even, 0);
         }
         if (ngr * group == n)
             return;
@@ -178,17 +218,17 @@ static inline __attribute__((always_inline)) void elem_row_with(const float *x, 
             __mmask16 t = tail(g1 - i);
             __m512 v = _mm512_maskz_loadu_ps(t, x + i);
             __m512i r = nan_c ? mf_encode16_with(k, _mm512_castps_si512(clamp16(nan_product(v, cs), clamp, m, neg)), even)
-                              : elem16(v, cv, k, kind, clamp, m, neg, even);
+                              : elem16(v, cv, k, kind, clamp, m, neg, even, 0);
             _mm512_mask_cvtepi32_storeu_epi8(q + i, t, r);
         }
     }
 }
 
-#define ELEM_KINDS(CLAMP, EVEN)                                                                       \
-    switch (op.kind) {                                                                               \
-    case EL_DIV: elem_row_with(x, n, group, c, q, op, k, EL_DIV, CLAMP, EVEN); return;               \
-    case EL_MUL_FTZ: elem_row_with(x, n, group, c, q, op, k, EL_MUL_FTZ, CLAMP, EVEN); return;       \
-    default: elem_row_with(x, n, group, c, q, op, k, EL_MUL, CLAMP, EVEN); return;                   \
+#define ELEM_KINDS(CLAMP, EVEN)                                                                        \
+    switch (op.kind) {                                                                                \
+    case EL_DIV: elem_row_with(x, n, group, c, q, op, k, finite, EL_DIV, CLAMP, EVEN); return;         \
+    case EL_MUL_FTZ: elem_row_with(x, n, group, c, q, op, k, finite, EL_MUL_FTZ, CLAMP, EVEN); return; \
+    default: elem_row_with(x, n, group, c, q, op, k, finite, EL_MUL, CLAMP, EVEN); return;             \
     }
 #define ELEM_CLAMPS(EVEN)                                                       \
     switch (op.clamp) {                                                         \
@@ -214,7 +254,8 @@ static int demotable(elem_op op, const float *c, size_t ngr, const mf_plan k)
     return 1;
 }
 
-static void elem_row(const float *x, size_t n, size_t group, const float *c, uint8_t *q, elem_op op, const mf_plan k)
+static void elem_row(const float *x, size_t n, size_t group, const float *c, uint8_t *q, elem_op op, const mf_plan k,
+                     int finite)
 {
     if (group == 0)
         return;
@@ -255,10 +296,12 @@ static inline __m512i amax_tree(const __m512i v[16])
 }
 
 /* amax of the groups [b0, b0 + n) (n <= 16) of a row of len elements in groups of g; lanes >= n
- * are 0. */
-static __m512 chunk_amax(const float *xr, size_t len, size_t g, size_t b0, size_t n, qc_amax_nan rule)
+ * are 0. *finite: 1 when these groups are known to hold no NaN or Inf (the integer max is below
+ * Inf's bits), 0 when they may. */
+static __m512 chunk_amax(const float *xr, size_t len, size_t g, size_t b0, size_t n, qc_amax_nan rule, int *finite)
 {
     float a[16] = {0};
+    *finite = 0;
     if (g % 16 || (b0 + n) * g > len) {
         for (size_t b = 0; b < n; b++) {
             size_t s0 = (b0 + b) * g;
@@ -279,6 +322,7 @@ static __m512 chunk_amax(const float *xr, size_t len, size_t g, size_t b0, size_
     }
     __m512i r = amax_tree(v);
     __mmask16 nan = _mm512_cmpgt_epu32_mask(r, V1(QC_F32_INF));
+    *finite = !_mm512_cmpeq_epi32_mask(r, V1(QC_F32_INF)) && !nan;
     if (!nan)
         return _mm512_castsi512_ps(r);
     _mm512_storeu_ps(a, _mm512_castsi512_ps(r));
@@ -471,11 +515,12 @@ static void tiled_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, 
         for (size_t j = 0; j < ng; j += 16) {
             size_t nb = ng - j < 16 ? ng - j : 16, e0 = j * g, e1 = (j + nb) * g < len ? (j + nb) * g : len;
             __mmask16 t = tail(nb);
-            __m512 av = chunk_amax(xr, len, g, j, nb, p->amax_nan);
+            int fin;
+            __m512 av = chunk_amax(xr, len, g, j, nb, p->amax_nan, &fin);
             __m512 s = static_scale ? _mm512_set1_ps(*static_scale) : scale_of16(av, &ch);
             _mm512_mask_storeu_ps(out->scale_f32 + i * ng + j, t, s);
             _mm512_mask_storeu_ps(c, t, tiled_c16(s, av, &ch));
-            elem_row(xr + e0, e1 - e0, g, c, out->q + i * len + e0, op, k);
+            elem_row(xr + e0, e1 - e0, g, c, out->q + i * len + e0, op, k, fin);
         }
     }
 }
@@ -501,7 +546,8 @@ static void block_quant(const qc_recipe_policy *p, const float *x, size_t rows, 
             for (size_t j = 0; j < nc; j += 16) {
                 size_t nb = nc - j < 16 ? nc - j : 16;
                 float a[16];
-                _mm512_storeu_ps(a, chunk_amax(x + i * cols, cols, tc, j, nb, p->amax_nan));
+                int fin;
+                _mm512_storeu_ps(a, chunk_amax(x + i * cols, cols, tc, j, nb, p->amax_nan, &fin));
                 for (size_t b = 0; b < nb; b++)
                     if (amax[j + b] == amax[j + b] && !(a[b] <= amax[j + b])) /* NaN, or larger */
                         amax[j + b] = a[b];
@@ -516,7 +562,7 @@ static void block_quant(const qc_recipe_policy *p, const float *x, size_t rows, 
         for (size_t i = r0; i < r1; i++)
             for (size_t j = 0; j < nc; j += 16) {
                 size_t e0 = j * tc, e1 = (j + 16) * tc < cols ? (j + 16) * tc : cols;
-                elem_row(x + i * cols + e0, e1 - e0, tc, c + j, out->q + i * cols + e0, op, k);
+                elem_row(x + i * cols + e0, e1 - e0, tc, c + j, out->q + i * cols + e0, op, k, 0);
             }
     }
 }
@@ -598,7 +644,8 @@ static void mx_quant(const qc_recipe_policy *p, const float *x, size_t rows, siz
         for (size_t j = 0; j < ng; j += 16) {
             size_t nb = ng - j < 16 ? ng - j : 16;
             __mmask16 t = tail(nb);
-            __m512 av = chunk_amax(xr, ng * g, g, j, nb, p->amax_nan);
+            int fin;
+            __m512 av = chunk_amax(xr, ng * g, g, j, nb, p->amax_nan, &fin);
             __m512i byte = mx_byte16(av, &ch);
             _mm512_mask_cvtepi32_storeu_epi8(out->scale_u8 + i * ng + j, t, byte);
             __m512 cv = mx_c16(byte, av, &ch);
@@ -606,7 +653,7 @@ static void mx_quant(const qc_recipe_policy *p, const float *x, size_t rows, siz
             if (o.kind == EL_DIV && exact_recip16(cv, t) == t)
                 cv = _mm512_div_ps(_mm512_set1_ps(1.0f), cv), o.kind = EL_MUL;
             _mm512_storeu_ps(c, cv);
-            elem_row(xr + j * g, nb * g, g, c, out->q + i * cols + j * g, o, k);
+            elem_row(xr + j * g, nb * g, g, c, out->q + i * cols + j * g, o, k, fin);
         }
     }
 }
@@ -652,6 +699,26 @@ static inline __m512 nv_output16(const qc_recipe_policy *p, __m512 vm, __m512 sf
     return _mm512_mask_mov_ps(o, zero, _mm512_setzero_ps());
 }
 
+/* nv_output16 depends on a block only through its SF byte (256 values) and, under the vecMax zero
+ * rule, on vm == 0; so it is tabulated once per call (vm = 1 in the table, the vecMax rule applied
+ * per block), and the per-block rcp.approx emulation, whose delta-table gather spans 2 MiB (a cache
+ * miss per lane), becomes a gather from these 1 KiB. */
+static void nv_output_table(const qc_recipe_policy *p, float g, const uint8_t *table, float out[256])
+{
+    for (int i = 0; i < 256; i += 16) {
+        __m512i code = _mm512_add_epi32(V1(i), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+        _mm512_storeu_ps(out + i, nv_output16(p, _mm512_set1_ps(1.0f), e4m3fn_decode16(code), g, table));
+    }
+}
+
+static inline __m512 nv_output_of(const qc_recipe_policy *p, __m512 vm, __m512i sf, const float out[256])
+{
+    __m512 o = _mm512_i32gather_ps(sf, out, 4);
+    if (p->nv_order != QC_NVFP4_TORCHAO && p->nv_zero != QC_ZERO_SFVALUE)
+        o = _mm512_mask_mov_ps(o, _mm512_cmp_ps_mask(vm, _mm512_setzero_ps(), _CMP_EQ_OQ), _mm512_setzero_ps());
+    return o;
+}
+
 static void nvfp4_quant(const qc_recipe_policy *p, const float *x, size_t rows, size_t cols, const float *ge,
                         qc_quantized *out, float *c)
 {
@@ -661,6 +728,8 @@ static void nvfp4_quant(const qc_recipe_policy *p, const float *x, size_t rows, 
     float g = ge ? (p->nv_order == QC_NVFP4_TORCHAO ? 1.0f / *ge : *ge)
                  : nv_global(p, group_amax(x, rows * cols, p->amax_nan));
     out->gscale = p->nv_order == QC_NVFP4_TORCHAO ? g : 1.0f / g;
+    float otab[256];
+    nv_output_table(p, g, table, otab);
     elem_op op = {EL_MUL, p->clamp, p->clamp_max};
     size_t b = (size_t)p->group, nb = cols / b;
     /* One pass per 16 blocks while they are in L1: vecMax, SF, outputScale, elements. */
@@ -669,11 +738,12 @@ static void nvfp4_quant(const qc_recipe_policy *p, const float *x, size_t rows, 
         for (size_t j = 0; j < nb; j += 16) {
             size_t n = nb - j < 16 ? nb - j : 16;
             __mmask16 t = tail(n);
-            __m512 vm = chunk_amax(xr, nb * b, b, j, n, p->amax_nan);
+            int fin;
+            __m512 vm = chunk_amax(xr, nb * b, b, j, n, p->amax_nan, &fin);
             __m512i sf = mf_encode16(ksf, _mm512_castps_si512(nv_sf_value16(p, vm, g)));
             _mm512_mask_cvtepi32_storeu_epi8(out->scale_u8 + i * nb + j, t, sf);
-            _mm512_storeu_ps(c, nv_output16(p, vm, e4m3fn_decode16(sf), g, table));
-            elem_row(xr + j * b, n * b, b, c, out->q + i * cols + j * b, op, k);
+            _mm512_storeu_ps(c, nv_output_of(p, vm, sf, otab));
+            elem_row(xr + j * b, n * b, b, c, out->q + i * cols + j * b, op, k, fin);
         }
     }
 }
