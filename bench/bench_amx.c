@@ -253,7 +253,7 @@ static void row(const char *what, int threads, int64_t m, int64_t n, int64_t k, 
  * peak measurements, to choose the default; the best is left set for the runs that follow. */
 static void sweep(int64_t m, int64_t n, int64_t k)
 {
-    static const int64_t ncs[] = {64, 128, 256, 512}, kcs[] = {128, 256, 512, 1024};
+    static const int64_t ncs[] = {64, 128, 256, 512}, kcs[] = {256, 512, 1024, 2048, 4096};
     qc_amx_blocking best = qc_amx_get_blocking();
     double p0 = peak(1), gbest = 0;
     printf("sweep: bf16 %lld x %lld x %lld, 1 thread, peak %.1f GFLOP/s\n", (long long)m, (long long)n,
