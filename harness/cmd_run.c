@@ -36,8 +36,10 @@ static void run_help(void)
            "as failed). Exit 0 when everything passed, 1 otherwise, 2 on bad usage.\n"
            "  --case NAMES     only these case files (qcheck list cases)\n"
            "  --suite TIER     quick (default), full, bringup\n"
-           "  --backend B      backends or groups (qcheck list backends); default: every available\n"
-           "                   backend except the mutants. `mutants` runs the deliberately broken\n"
+           "  --backend B      backends or groups (qcheck list backends); default: every backend\n"
+           "                   that can run here except the mutants (one line names each one that\n"
+           "                   cannot, and why; asked for by name it is SKIPPED on every instance).\n"
+           "                   `mutants` runs the deliberately broken\n"
            "                   kernels: each must FAIL somewhere, or the gate itself is broken\n"
            "  --filter REGEX   only instances whose id matches (POSIX extended)\n"
            "  --params k=v,..  only instances with these parameter values (REPRO uses it)\n"
@@ -73,7 +75,9 @@ static int listed(const selection *sel, const char *name)
     return 0;
 }
 
-/* Backends by name or group; with no --backend every available one but the mutants. */
+/* Backends by name or group; with no --backend every available one but the mutants, and one line
+ * for each backend left out because it cannot run here (asked for by name, an unavailable backend
+ * reports SKIPPED with the reason on every instance instead). */
 static int select_backends(const char *arg, const qc_backend **out, int *n)
 {
     static char buf[1024];
@@ -96,6 +100,12 @@ static int select_backends(const char *arg, const qc_backend **out, int *n)
         const qc_backend *be = qc_backend_at(b);
         int take = arg ? listed(&sel, be->name) || listed(&sel, be->group)
                        : strcmp(be->group, "mutants") != 0 && strcmp(be->group, "selftest") != 0;
+        const char *why = take && !arg && be->unavailable ? be->unavailable() : NULL;
+        if (why) {
+            printf("not run: backend %s cannot run here: %s (--backend %s lists it as SKIPPED)\n", be->name, why,
+                   be->name);
+            take = 0;
+        }
         if (take)
             out[(*n)++] = be;
     }

@@ -65,6 +65,16 @@ def test_sweep(qcheck):
         check(summary(out) == (3, 0, 0, 0), f"--params selects the 3 instances with to=e5m2, n=9: {summary(out)}")
         rc, out, _ = run(qcheck, ["run", "--filter", r"k=16"], d)
         check(rc == 2, "a filter that matches nothing is a usage error, not a silent pass")
+        # the default backends: every one that can run here; each one that cannot is named once
+        # with its reason (and runs no instance)
+        _, listing, _ = run(qcheck, ["list", "backends"], d)
+        absent = [l.split()[0] for l in listing.splitlines()
+                  if "[unavailable:" in l and " group mutants " not in l and " group selftest " not in l]
+        rc, out, _ = run(qcheck, ["run", "--quiet"], d)
+        named = re.findall(r"^not run: backend (\S+) cannot run here: .+", out, re.M)
+        check(rc == 0 and sorted(named) == sorted(absent) and summary(out)[2] == 0,
+              f"default run names the unavailable backends {absent} once each: {named}, {summary(out)}")
+
 
 
 def test_determinism_and_shards(qcheck, cases):
