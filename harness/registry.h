@@ -57,6 +57,13 @@ qc_op_fn qc_backend_impl(const qc_backend *b, const char *op); /* NULL when b do
 int qc_params_policy(const qc_params *p, qc_format f, qc_cast_policy *out, char *err, size_t errlen);
 int qc_params_get_format(const qc_params *p, const char *key, qc_format *out, char *err, size_t errlen);
 
+/* Numeric params of an op: the integer value of key in [lo, hi], or the float value (dflt when the
+ * key is absent; a default outside [lo, hi] makes the key required). 0, or 2 with c->err naming
+ * the key and its value. */
+#include <stdint.h>
+int qc_op_param_int(qc_op_call *c, const char *key, int64_t dflt, int64_t lo, int64_t hi, int64_t *out);
+int qc_op_param_float(qc_op_call *c, const char *key, float dflt, float *out);
+
 /* Storage of one code of format f: u8 for <= 8 bits, u16 for bf16/f16, f32 for f32. */
 qc_storage qc_format_storage(qc_format f);
 

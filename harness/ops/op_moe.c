@@ -78,31 +78,6 @@ typedef struct moe_state {
     double *wd;
 } moe_state;
 
-static int get_int(qc_op_call *c, const char *key, int64_t dflt, int64_t lo, int64_t hi, int64_t *out)
-{
-    const char *v = qc_param(c->params, key);
-    char *end;
-    *out = v ? strtoll(v, &end, 10) : dflt;
-    if ((v && (end == v || *end)) || *out < lo || *out > hi) {
-        snprintf(c->err, c->errlen, "param %s=%s: an integer in [%lld, %lld]", key, v ? v : "(missing)",
-                 (long long)lo, (long long)hi);
-        return 2;
-    }
-    return 0;
-}
-
-static int get_float(qc_op_call *c, const char *key, float dflt, float *out)
-{
-    const char *v = qc_param(c->params, key);
-    char *end;
-    *out = v ? strtof(v, &end) : dflt;
-    if (v && (end == v || *end)) {
-        snprintf(c->err, c->errlen, "param %s=%s is not a number", key, v);
-        return 2;
-    }
-    return 0;
-}
-
 static int get_name(qc_op_call *c, const char *key, const char *dflt, int (*lookup)(const char *), int *out)
 {
     const char *v = qc_param_or(c->params, key, dflt);
@@ -126,18 +101,19 @@ static int parse_cfg(qc_op_call *c, qc_moe_cfg *m)
     int route, act, order;
     float rsf;
     memset(m, 0, sizeof *m);
-    if (get_name(c, "recipe", "", recipe_from_name, &m->recipe) || get_int(c, "tokens", -1, 0, 1 << 20, &m->t) ||
-        get_int(c, "hidden", -1, 1, 1 << 16, &m->h) || get_int(c, "inter", -1, 1, 1 << 16, &m->i) ||
-        get_int(c, "experts", -1, 1, 1024, &m->e) || get_int(c, "top_k", -1, 1, 1024, &k) ||
-        get_int(c, "shared", 0, 0, 1, &m->shared) || get_int(c, "n_group", 0, 0, 1024, &ng) ||
-        get_int(c, "topk_group", 0, 0, 1024, &tg) || get_int(c, "renorm", 1, 0, 1, &renorm) ||
-        get_int(c, "rsf_in_weights", 1, 0, 1, &riw) || get_int(c, "weight_on_input", 0, 0, 1, &woi) ||
-        get_int(c, "bias", 0, 0, 1, &bias) || get_float(c, "rsf", 1.0f, &rsf) ||
+    if (get_name(c, "recipe", "", recipe_from_name, &m->recipe) ||
+        qc_op_param_int(c, "tokens", -1, 0, 1 << 20, &m->t) ||
+        qc_op_param_int(c, "hidden", -1, 1, 1 << 16, &m->h) || qc_op_param_int(c, "inter", -1, 1, 1 << 16, &m->i) ||
+        qc_op_param_int(c, "experts", -1, 1, 1024, &m->e) || qc_op_param_int(c, "top_k", -1, 1, 1024, &k) ||
+        qc_op_param_int(c, "shared", 0, 0, 1, &m->shared) || qc_op_param_int(c, "n_group", 0, 0, 1024, &ng) ||
+        qc_op_param_int(c, "topk_group", 0, 0, 1024, &tg) || qc_op_param_int(c, "renorm", 1, 0, 1, &renorm) ||
+        qc_op_param_int(c, "rsf_in_weights", 1, 0, 1, &riw) || qc_op_param_int(c, "weight_on_input", 0, 0, 1, &woi) ||
+        qc_op_param_int(c, "bias", 0, 0, 1, &bias) || qc_op_param_float(c, "rsf", 1.0f, &rsf) ||
         get_name(c, "route", "renorm_naive", qc_route_method_from_name, &route) ||
         get_name(c, "act", "silu", qc_act_from_name, &act) ||
         get_name(c, "order", "gate_up", qc_w13_order_from_name, &order) ||
-        get_float(c, "alpha", 1.702f, &m->act.alpha) || get_float(c, "beta", 1.0f, &m->act.beta) ||
-        get_float(c, "limit", 7.0f, &m->act.limit))
+        qc_op_param_float(c, "alpha", 1.702f, &m->act.alpha) || qc_op_param_float(c, "beta", 1.0f, &m->act.beta) ||
+        qc_op_param_float(c, "limit", 7.0f, &m->act.limit))
         return 2;
     qc_route_cfg r = {(qc_route_method)route, (int)m->e, (int)k, (int)ng, (int)tg, (int)renorm, rsf, (int)riw,
                       (int)m->shared, NULL, 0};
@@ -475,7 +451,7 @@ static int weight_source(qc_op_call *c, moe_state *s, int64_t ne)
 {
     const char *mode = qc_param_or(c->params, "weights", "inputs");
     int64_t seed, threads;
-    if (get_int(c, "threads", 2, 1, 2, &threads))
+    if (qc_op_param_int(c, "threads", 2, 1, 2, &threads))
         return 2;
     s->threads = (int)threads;
     s->gen = strcmp(mode, "generate") == 0;
@@ -490,8 +466,9 @@ static int weight_source(qc_op_call *c, moe_state *s, int64_t ne)
         snprintf(c->err, c->errlen, "weights=generate makes w13 and w2 from weight_seed: drop those inputs");
         return 2;
     }
-    if (get_int(c, "weight_seed", 0, 0, INT64_MAX, &seed) || get_float(c, "w13_std", 0.06f, &s->wstd[0]) ||
-        get_float(c, "w2_std", 0.09f, &s->wstd[1]))
+    if (qc_op_param_int(c, "weight_seed", 0, 0, INT64_MAX, &seed) ||
+        qc_op_param_float(c, "w13_std", 0.06f, &s->wstd[0]) ||
+        qc_op_param_float(c, "w2_std", 0.09f, &s->wstd[1]))
         return 2;
     s->wseed = (uint64_t)seed;
     size_t most = (size_t)(s->r1 > s->cfg.i ? s->r1 : s->cfg.i) * (size_t)s->cfg.h;

@@ -94,30 +94,6 @@ float qc_moe_cpu_wvalue(uint8_t code, float scale)
 
 /* ---- setup (shared with the kernel adapter and the tests) ---- */
 
-static int get_i64(qc_op_call *c, const char *key, int64_t dflt, int64_t *out)
-{
-    const char *v = qc_param(c->params, key);
-    char *end;
-    *out = v ? strtoll(v, &end, 10) : dflt;
-    if (v && (end == v || *end || *out < 0)) {
-        snprintf(c->err, c->errlen, "param %s=%s: a non-negative integer", key, v);
-        return 2;
-    }
-    return 0;
-}
-
-static int get_f32(qc_op_call *c, const char *key, float dflt, float *out)
-{
-    const char *v = qc_param(c->params, key);
-    char *end;
-    *out = v ? strtof(v, &end) : dflt;
-    if (v && (end == v || *end)) {
-        snprintf(c->err, c->errlen, "param %s=%s is not a number", key, v);
-        return 2;
-    }
-    return 0;
-}
-
 static const float *input_f32(qc_op_call *c, const char *name, int64_t numel)
 {
     const qc_tensor *t = qc_set_find((qc_tensor_set *)c->in, name);
@@ -169,8 +145,9 @@ int qc_moe_cpu_setup(qc_op_call *c, qc_moe_cpu *p)
     }
     if (p->gen) {
         int64_t seed;
-        if (get_i64(c, "weight_seed", 0, &seed) || get_f32(c, "w13_std", 0.06f, &p->wstd[0]) ||
-            get_f32(c, "w2_std", 0.09f, &p->wstd[1]))
+        if (qc_op_param_int(c, "weight_seed", 0, 0, INT64_MAX, &seed) ||
+            qc_op_param_float(c, "w13_std", 0.06f, &p->wstd[0]) ||
+            qc_op_param_float(c, "w2_std", 0.09f, &p->wstd[1]))
             return 2;
         p->wseed = (uint64_t)seed;
     } else if (!(p->win[0] = input_f32(c, "w13", ne * 2 * m->i * m->h)) ||

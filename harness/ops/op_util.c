@@ -1,10 +1,36 @@
-/* op_util.c: what every op implementation shares: reading formats and policies from params,
- * and the storage type of a format's codes. */
+/* op_util.c: what every op implementation shares: reading numbers, formats and policies from
+ * params, and the storage type of a format's codes. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../cli.h"
 #include "../registry.h"
+
+int qc_op_param_int(qc_op_call *c, const char *key, int64_t dflt, int64_t lo, int64_t hi, int64_t *out)
+{
+    const char *v = qc_param(c->params, key);
+    char *end;
+    *out = v ? strtoll(v, &end, 10) : dflt;
+    if ((v && (end == v || *end)) || *out < lo || *out > hi) {
+        snprintf(c->err, c->errlen, "param %s=%s: an integer in [%lld, %lld]", key, v ? v : "(missing)",
+                 (long long)lo, (long long)hi);
+        return 2;
+    }
+    return 0;
+}
+
+int qc_op_param_float(qc_op_call *c, const char *key, float dflt, float *out)
+{
+    const char *v = qc_param(c->params, key);
+    char *end;
+    *out = v ? strtof(v, &end) : dflt;
+    if (v && (end == v || *end)) {
+        snprintf(c->err, c->errlen, "param %s=%s is not a number", key, v);
+        return 2;
+    }
+    return 0;
+}
 
 qc_storage qc_format_storage(qc_format f)
 {
