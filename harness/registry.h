@@ -64,6 +64,11 @@ int qc_params_get_format(const qc_params *p, const char *key, qc_format *out, ch
 int qc_op_param_int(qc_op_call *c, const char *key, int64_t dflt, int64_t lo, int64_t hi, int64_t *out);
 int qc_op_param_float(qc_op_call *c, const char *key, float dflt, float *out);
 
+/* A [rows, cols] output tensor added to c->out, copied from data (NULL: zeros). 0, or 2 with
+ * c->err (out of memory, too many outputs). */
+int qc_op_add_tensor(qc_op_call *c, const char *name, qc_storage st, const char *dtype, int64_t rows, int64_t cols,
+                     const void *data);
+
 /* Storage of one code of format f: u8 for <= 8 bits, u16 for bf16/f16, f32 for f32. */
 qc_storage qc_format_storage(qc_format f);
 

@@ -158,24 +158,14 @@ static int element_grid(int la, int lb, int lalpha, double bias)
     return g < -100000 ? -100000 : (int)(g > INT32_MAX ? INT32_MAX : g);
 }
 
-static int add_f64(qc_op_call *c, const char *name, int64_t rows, int64_t cols, const double *v)
-{
-    int64_t shape[2] = {rows, cols};
-    qc_tensor t;
-    if (qc_tensor_alloc(&t, name, QC_ST_F64, "f64", 2, shape))
-        return 2;
-    if (t.nbytes)
-        memcpy(t.data, v, t.nbytes);
-    return qc_set_add(c->out, &t) ? 0 : 2;
-}
-
 /* The stage tensors of an investigation (stages=1): the exact operands and alpha. */
 static int write_stages(qc_op_call *c, int64_t m, int64_t n, int64_t k, const operand *a, const operand *b,
                         float alpha)
 {
     int64_t one = 1;
     qc_tensor t;
-    if (add_f64(c, "stage.dequant.a", m, k, a->v) || add_f64(c, "stage.dequant.b", n, k, b->v) ||
+    if (qc_op_add_tensor(c, "stage.dequant.a", QC_ST_F64, "f64", m, k, a->v) ||
+        qc_op_add_tensor(c, "stage.dequant.b", QC_ST_F64, "f64", n, k, b->v) ||
         qc_tensor_alloc(&t, "stage.dequant.alpha", QC_ST_F32, "f32", 1, &one)) {
         snprintf(c->err, c->errlen, "out of memory (or too many outputs) for the stage tensors");
         return 2;

@@ -361,28 +361,9 @@ static int expert_gemm(qc_op_call *c, moe_state *s, int t)
     return rc ? 2 : 0;
 }
 
-static int add_tensor(qc_op_call *c, const char *name, qc_storage st, const char *dtype, int64_t rows,
-                      int64_t cols, const void *data)
-{
-    int64_t shape[2] = {rows, cols};
-    qc_tensor t;
-    if (qc_tensor_alloc(&t, name, st, dtype, 2, shape)) {
-        snprintf(c->err, c->errlen, "out of memory for %s", name);
-        return 2;
-    }
-    if (data && t.nbytes)
-        memcpy(t.data, data, t.nbytes);
-    if (!qc_set_add(c->out, &t)) {
-        snprintf(c->err, c->errlen, "too many outputs at %s", name);
-        qc_tensor_free(&t);
-        return 2;
-    }
-    return 0;
-}
-
 static int add_f32_of(qc_op_call *c, const char *name, int64_t rows, int64_t cols, const double *v)
 {
-    if (add_tensor(c, name, QC_ST_F32, "f32", rows, cols, NULL))
+    if (qc_op_add_tensor(c, name, QC_ST_F32, "f32", rows, cols, NULL))
         return 2;
     float *d = qc_set_find(c->out, name)->data;
     for (int64_t i = 0; i < rows * cols; i++)
@@ -397,8 +378,8 @@ static int combine(qc_op_call *c, moe_state *s, const float *b2)
 {
     int64_t t = s->cfg.t, h = s->cfg.h;
     double *out = alloc(s, c, (size_t)(t * h), 8);
-    if (!out || add_tensor(c, "out", QC_ST_U16, "bf16", t, h, NULL) ||
-        add_tensor(c, "out.bound", QC_ST_F64, "f64", t, h, NULL)) {
+    if (!out || qc_op_add_tensor(c, "out", QC_ST_U16, "bf16", t, h, NULL) ||
+        qc_op_add_tensor(c, "out.bound", QC_ST_F64, "f64", t, h, NULL)) {
         free(out);
         return 2;
     }
@@ -431,11 +412,11 @@ static int combine(qc_op_call *c, moe_state *s, const float *b2)
 static int stages_before_gemm2(qc_op_call *c, moe_state *s)
 {
     int64_t t = s->cfg.t;
-    return add_tensor(c, "stage.route.ids", QC_ST_I32, "i32", t, s->kk, s->ids) ||
-           add_tensor(c, "stage.route.weights", QC_ST_F32, "f32", t, s->kk, s->w) ||
+    return qc_op_add_tensor(c, "stage.route.ids", QC_ST_I32, "i32", t, s->kk, s->ids) ||
+           qc_op_add_tensor(c, "stage.route.weights", QC_ST_F32, "f32", t, s->kk, s->w) ||
            add_f32_of(c, "stage.a1.x", t, s->cfg.h, s->a1) ||
-           add_tensor(c, "stage.gemm1.h", QC_ST_F32, "f32", s->rows, s->r1, s->h) ||
-           add_tensor(c, "stage.act.a", QC_ST_F32, "f32", s->rows, s->cfg.i, s->act) ||
+           qc_op_add_tensor(c, "stage.gemm1.h", QC_ST_F32, "f32", s->rows, s->r1, s->h) ||
+           qc_op_add_tensor(c, "stage.act.a", QC_ST_F32, "f32", s->rows, s->cfg.i, s->act) ||
            add_f32_of(c, "stage.a2.x", s->rows, s->cfg.i, s->a2);
 }
 

@@ -226,29 +226,10 @@ int qc_moe_cpu_weights(qc_op_call *c, const qc_moe_cpu *p, int64_t e, int t, uin
     return 0;
 }
 
-static int add_tensor(qc_op_call *c, const char *name, qc_storage st, const char *dtype, int64_t rows, int64_t cols,
-                      const void *data)
-{
-    int64_t shape[2] = {rows, cols};
-    qc_tensor t;
-    if (qc_tensor_alloc(&t, name, st, dtype, 2, shape)) {
-        snprintf(c->err, c->errlen, "out of memory for %s", name);
-        return 2;
-    }
-    if (data && t.nbytes)
-        memcpy(t.data, data, t.nbytes);
-    if (!qc_set_add(c->out, &t)) {
-        snprintf(c->err, c->errlen, "too many outputs at %s", name);
-        qc_tensor_free(&t);
-        return 2;
-    }
-    return 0;
-}
-
 int qc_moe_cpu_route_stages(qc_op_call *c, const qc_moe_cpu *p)
 {
-    return add_tensor(c, "stage.route.ids", QC_ST_I32, "i32", p->cfg.t, p->kk, p->ids) ||
-           add_tensor(c, "stage.route.weights", QC_ST_F32, "f32", p->cfg.t, p->kk, p->w);
+    return qc_op_add_tensor(c, "stage.route.ids", QC_ST_I32, "i32", p->cfg.t, p->kk, p->ids) ||
+           qc_op_add_tensor(c, "stage.route.weights", QC_ST_F32, "f32", p->cfg.t, p->kk, p->w);
 }
 
 /* ---- the interval model ---- */
@@ -475,7 +456,8 @@ static int combine(qc_op_call *c, moe_cpu_ref *s)
 {
     qc_moe_cpu *p = &s->p;
     int64_t t = p->cfg.t, hd = p->cfg.h, kk = p->kk;
-    if (add_tensor(c, "out", QC_ST_U16, "bf16", t, hd, NULL) || add_tensor(c, "out.bound", QC_ST_F64, "f64", t, hd, NULL))
+    if (qc_op_add_tensor(c, "out", QC_ST_U16, "bf16", t, hd, NULL) ||
+        qc_op_add_tensor(c, "out.bound", QC_ST_F64, "f64", t, hd, NULL))
         return 2;
     uint16_t *ob = qc_set_find(c->out, "out")->data;
     double *bd = qc_set_find(c->out, "out.bound")->data;
@@ -499,11 +481,6 @@ static int combine(qc_op_call *c, moe_cpu_ref *s)
     return 0;
 }
 
-static int stage_f32(qc_op_call *c, const char *name, int64_t rows, int64_t cols, const float *v)
-{
-    return add_tensor(c, name, QC_ST_F32, "f32", rows, cols, v);
-}
-
 static int ref_moe_cpu(qc_op_call *c)
 {
     moe_cpu_ref s;
@@ -525,8 +502,9 @@ static int ref_moe_cpu(qc_op_call *c)
     for (int64_t i = 0; !rc && i < p->cfg.t * p->cfg.h; i++)
         s.a[i] = qcref_decode(QC_BF16, p->x[i], &pol);
     rc = rc || expert_pass(c, &s, 0) || expert_pass(c, &s, 1) || combine(c, &s) || qc_moe_cpu_route_stages(c, p) ||
-         stage_f32(c, "stage.gemm1.h", p->rows, 2 * p->cfg.i, s.ic0) ||
-         stage_f32(c, "stage.act.a", p->rows, p->cfg.i, s.ic1) || stage_f32(c, "stage.gemm2.y", p->rows, p->cfg.h, s.cy);
+         qc_op_add_tensor(c, "stage.gemm1.h", QC_ST_F32, "f32", p->rows, 2 * p->cfg.i, s.ic0) ||
+         qc_op_add_tensor(c, "stage.act.a", QC_ST_F32, "f32", p->rows, p->cfg.i, s.ic1) ||
+         qc_op_add_tensor(c, "stage.gemm2.y", QC_ST_F32, "f32", p->rows, p->cfg.h, s.cy);
     free(s.a), free(s.ic0), free(s.ic1), free(s.d1), free(s.cy), free(s.ic2), free(s.ic2r);
     qc_moe_cpu_free(p);
     return rc ? 2 : 0;

@@ -32,6 +32,25 @@ int qc_op_param_float(qc_op_call *c, const char *key, float dflt, float *out)
     return 0;
 }
 
+int qc_op_add_tensor(qc_op_call *c, const char *name, qc_storage st, const char *dtype, int64_t rows, int64_t cols,
+                     const void *data)
+{
+    int64_t shape[2] = {rows, cols};
+    qc_tensor t;
+    if (qc_tensor_alloc(&t, name, st, dtype, 2, shape)) {
+        snprintf(c->err, c->errlen, "out of memory for %s", name);
+        return 2;
+    }
+    if (data && t.nbytes)
+        memcpy(t.data, data, t.nbytes);
+    if (!qc_set_add(c->out, &t)) {
+        snprintf(c->err, c->errlen, "too many outputs at %s", name);
+        qc_tensor_free(&t);
+        return 2;
+    }
+    return 0;
+}
+
 qc_storage qc_format_storage(qc_format f)
 {
     if (f == QC_F32)

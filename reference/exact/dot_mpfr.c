@@ -10,7 +10,8 @@
 
 int qcx_have_mpfr(void) { return 1; }
 
-double qcx_dot_mpfr(const double *a, const double *b, size_t k)
+/* sum_i a_i b_i (magnitudes: sum_i |a_i| |b_i|), exact at 2400 bits, rounded once by rnd. */
+static double exact_dot(const double *a, const double *b, size_t k, int magnitudes, mpfr_rnd_t rnd)
 {
     mpfr_t acc, p, x;
     mpfr_inits2(2400, acc, (mpfr_ptr)0);
@@ -18,31 +19,19 @@ double qcx_dot_mpfr(const double *a, const double *b, size_t k)
     mpfr_init2(x, 53);
     mpfr_set_zero(acc, 1);
     for (size_t i = 0; i < k; i++) {
-        mpfr_set_d(x, a[i], MPFR_RNDN);
-        mpfr_mul_d(p, x, b[i], MPFR_RNDN); /* exact: 53 + 53 bits */
-        mpfr_add(acc, acc, p, MPFR_RNDN);  /* exact at 2400 bits */
+        mpfr_set_d(x, magnitudes ? fabs(a[i]) : a[i], MPFR_RNDN);
+        mpfr_mul_d(p, x, magnitudes ? fabs(b[i]) : b[i], MPFR_RNDN); /* exact: 53 + 53 bits */
+        mpfr_add(acc, acc, p, MPFR_RNDN);                              /* exact at 2400 bits */
     }
-    double r = mpfr_get_d(acc, MPFR_RNDN);
+    double r = mpfr_get_d(acc, rnd);
     mpfr_clears(acc, p, x, (mpfr_ptr)0);
     return r;
 }
 
-double qcx_absdot_mpfr_up(const double *a, const double *b, size_t k)
-{
-    mpfr_t acc, p, x;
-    mpfr_inits2(2400, acc, (mpfr_ptr)0);
-    mpfr_inits2(106, p, (mpfr_ptr)0);
-    mpfr_init2(x, 53);
-    mpfr_set_zero(acc, 1);
-    for (size_t i = 0; i < k; i++) {
-        mpfr_set_d(x, fabs(a[i]), MPFR_RNDN);
-        mpfr_mul_d(p, x, fabs(b[i]), MPFR_RNDN); /* exact, as above */
-        mpfr_add(acc, acc, p, MPFR_RNDN);
-    }
-    double r = mpfr_get_d(acc, MPFR_RNDU); /* +Inf above DBL_MAX */
-    mpfr_clears(acc, p, x, (mpfr_ptr)0);
-    return r;
-}
+double qcx_dot_mpfr(const double *a, const double *b, size_t k) { return exact_dot(a, b, k, 0, MPFR_RNDN); }
+
+/* Rounded up: +Inf above DBL_MAX. */
+double qcx_absdot_mpfr_up(const double *a, const double *b, size_t k) { return exact_dot(a, b, k, 1, MPFR_RNDU); }
 #else
 int qcx_have_mpfr(void) { return 0; }
 double qcx_dot_mpfr(const double *a, const double *b, size_t k)
