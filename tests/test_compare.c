@@ -7,17 +7,7 @@
 
 #include "compare.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                                      \
-    do {                                                                                                       \
-        if (!(cond)) {                                                                                         \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                       \
-            printf(__VA_ARGS__);                                                                               \
-            printf("\n");                                                                                      \
-            failures++;                                                                                        \
-        }                                                                                                      \
-    } while (0)
+#include "check.h"
 
 static void codes(qc_tensor *t, const char *name, const char *dtype, int64_t rows, int64_t cols, const uint8_t *v)
 {

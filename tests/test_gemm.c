@@ -24,16 +24,7 @@
 #include "registry.h"
 #include "stages.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                                            \
-    do {                                                                                                            \
-        if (!(cond)) {                                                                                              \
-            failures++;                                                                                             \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                             \
-            printf(__VA_ARGS__);                                                                                    \
-            printf("\n");                                                                                           \
-        }                                                                                                           \
-    } while (0)
+#include "check.h"
 
 static void test_hand_values(void)
 {

@@ -17,18 +17,9 @@
 #include <hdf5.h>
 #endif
 
-static int failures;
 static uint64_t seed = 0x9E3779B97F4A7C15ull;
 
-#define CHECK(cond, ...)                                                                        \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);          \
-            fprintf(stderr, __VA_ARGS__);                                                       \
-            fputc('\n', stderr);                                                                \
-            failures++;                                                                         \
-        }                                                                                       \
-    } while (0)
+#include "check.h"
 
 /* splitmix64 (Steele, Lea, Flood 2014): a replayable stream of random bytes. */
 static uint64_t next_u64(void)

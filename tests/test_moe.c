@@ -16,16 +16,7 @@
 #include "ops/moe.h"
 #include "registry.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                                            \
-    do {                                                                                                            \
-        if (!(cond)) {                                                                                              \
-            failures++;                                                                                             \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                             \
-            printf(__VA_ARGS__);                                                                                    \
-            printf("\n");                                                                                           \
-        }                                                                                                           \
-    } while (0)
+#include "check.h"
 
 /* fp32 results of libm against double expectations: within 8 ulps of fp32 at the value. */
 static int near(float got, double want) { return fabs((double)got - want) <= 8 * 0x1p-24 * fmax(fabs(want), 1e-30); }

@@ -12,17 +12,8 @@
 
 #include "report.h"
 
-static int failures;
 
-#define CHECK(cond, ...)                                                                        \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);          \
-            fprintf(stderr, __VA_ARGS__);                                                       \
-            fputc('\n', stderr);                                                                \
-            failures++;                                                                         \
-        }                                                                                       \
-    } while (0)
+#include "check.h"
 
 static const char D_FAIL[] = "mismatch at [3,7]: got 0x7f <NaN> & want 0x7e \"quoted\" 'single'\n"
                              "line2: caf\xc3\xa9 \xe2\x80\x94 \xe6\xb8\xac\xe8\xa9\xa6 \xe2\x9c\x93\n"
