@@ -105,19 +105,6 @@ static void coordinates(const qc_tensor *t, int64_t i, int64_t block, char *out,
         snprintf(out + at, len - at, " block %lld", (long long)(idx[t->ndim - 1] / block));
 }
 
-static void append(char *detail, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-#include <stdarg.h>
-static void append(char *detail, size_t len, const char *fmt, ...)
-{
-    size_t at = strlen(detail);
-    if (at + 1 >= len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail + at, len - at, fmt, ap);
-    va_end(ap);
-}
-
 static int is_degenerate(const qc_tensor *e)
 {
     int64_t n = qc_tensor_numel(e);
@@ -152,14 +139,14 @@ static void report(const qc_compare_spec *spec, const qc_params *p, const qc_ten
     int hexw = (int)qc_storage_size(e->storage) * 2;
     uint64_t be = element(e, i), bg = element(g, i);
     coordinates(e, i, block, where, sizeof where);
-    append(detail, len, "  %s %s: expected 0x%0*llX (%.9g) got 0x%0*llX (%.9g)  [%s%s]", spec->output, where, hexw,
+    qc_appendf(detail, len, "  %s %s: expected 0x%0*llX (%.9g) got 0x%0*llX (%.9g)  [%s%s]", spec->output, where, hexw,
            (unsigned long long)be, decoded(e, be, p), hexw, (unsigned long long)bg, decoded(g, bg, p),
            class_names[c], allowed ? ", within budget" : "");
     if (bound)
-        append(detail, len, " |err| %.3g > bound %.3g",
+        qc_appendf(detail, len, " |err| %.3g > bound %.3g",
                fabs(decoded(g, bg, p) - decoded(e, be, p)),
                bound->storage == QC_ST_F64 ? ((const double *)bound->data)[i] : (double)((const float *)bound->data)[i]);
-    append(detail, len, "\n");
+    qc_appendf(detail, len, "\n");
 }
 
 /* The scale that element i of an [rows, cols] output uses, for a block length along cols. */
@@ -178,7 +165,7 @@ int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_
     memset(out, 0, sizeof *out);
     if (got->storage != expected->storage || got->ndim != expected->ndim ||
         qc_tensor_numel(got) != qc_tensor_numel(expected)) {
-        append(detail, detail_len, "output %s: shape/storage mismatch: expected %s[%lld], got %s[%lld]\n",
+        qc_appendf(detail, detail_len, "output %s: shape/storage mismatch: expected %s[%lld], got %s[%lld]\n",
                spec->output, qc_storage_name(expected->storage), (long long)qc_tensor_numel(expected),
                qc_storage_name(got->storage), (long long)qc_tensor_numel(got));
         out->mismatches = -1;
@@ -194,7 +181,7 @@ int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_
     if (mask && (mask->storage != QC_ST_U8 || qc_tensor_numel(mask) != out->n))
         mask = NULL;
     if (!strcmp(spec->rule, "bound") && (!bound || qc_tensor_numel(bound) != out->n)) {
-        append(detail, detail_len, "  %s: rule bound but the reference gives no %s.bound\n", spec->output,
+        qc_appendf(detail, detail_len, "  %s: rule bound but the reference gives no %s.bound\n", spec->output,
                spec->output);
         out->mismatches = -1;
         return -1;
@@ -237,19 +224,19 @@ int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_
             report(spec, p, expected, got, i, block, c, allowed, bound, detail, detail_len);
     }
     if (has_budget && budgeted > spec->budget * (double)out->n) { /* over budget: every one of them counts */
-        append(detail, detail_len, "  %s: %lld %s differences exceed the budget of %.3g%% of %lld elements\n",
+        qc_appendf(detail, detail_len, "  %s: %lld %s differences exceed the budget of %.3g%% of %lld elements\n",
                spec->output, (long long)budgeted, class_names[spec->budget_class], 100 * spec->budget,
                (long long)out->n);
         out->mismatches += budgeted;
         out->allowed -= budgeted;
     }
     if (out->mismatches || out->allowed) {
-        append(detail, detail_len, "  %s: %lld of %lld elements differ (%lld within budget);", spec->output,
+        qc_appendf(detail, detail_len, "  %s: %lld of %lld elements differ (%lld within budget);", spec->output,
                (long long)(out->mismatches + out->allowed), (long long)out->n, (long long)out->allowed);
         for (int c = 0; c < QC_MM_COUNT; c++)
             if (out->per_class[c])
-                append(detail, detail_len, " %s=%lld", class_names[c], (long long)out->per_class[c]);
-        append(detail, detail_len, "\n");
+                qc_appendf(detail, detail_len, " %s=%lld", class_names[c], (long long)out->per_class[c]);
+        qc_appendf(detail, detail_len, "\n");
     }
     return (int)(out->mismatches > 0);
 }

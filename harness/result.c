@@ -1,5 +1,10 @@
-/* result.c: the verdict words of DESIGN.md "Concepts", shared by the console lines and the reports. */
+/* result.c: the verdict words of DESIGN.md "Concepts", shared by the console lines and the reports,
+ * and the appending printf of their detail text. */
 #include "result.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 
 static const char *const verdict_names[QC_VERDICT_COUNT] = {
     [QC_PASS] = "PASS", [QC_FAIL] = "FAIL", [QC_MISTRUSTED] = "MISTRUSTED", [QC_SKIPPED] = "SKIPPED",
@@ -7,3 +12,14 @@ static const char *const verdict_names[QC_VERDICT_COUNT] = {
 };
 
 const char *qc_verdict_name(qc_verdict v) { return (unsigned)v < QC_VERDICT_COUNT ? verdict_names[v] : "?"; }
+
+void qc_appendf(char *buf, size_t len, const char *fmt, ...)
+{
+    size_t at = strlen(buf);
+    if (at + 1 >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + at, len - at, fmt, ap);
+    va_end(ap);
+}

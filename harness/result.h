@@ -3,6 +3,7 @@
 #ifndef QC_RESULT_H
 #define QC_RESULT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum qc_verdict {
@@ -15,6 +16,9 @@ typedef enum qc_verdict {
 } qc_verdict;
 
 const char *qc_verdict_name(qc_verdict v);
+
+/* printf onto the end of the text in buf[len] (a result's detail): what does not fit is dropped. */
+void qc_appendf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 typedef struct qc_result {
     char case_id[200];  /* instance id: case name + params, e.g. cast.e4m3fn[profile=ptx,n=1024] */

@@ -2,24 +2,12 @@
 #include "stages.h"
 
 #include "formats/formats.h"
+#include "result.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void append(char *d, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void append(char *d, size_t len, const char *fmt, ...)
-{
-    size_t at = strlen(d);
-    if (at + 1 >= len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(d + at, len - at, fmt, ap);
-    va_end(ap);
-}
 
 static double value(const qc_tensor *t, int64_t i)
 {
@@ -118,24 +106,24 @@ static void row(const qc_params *p, const qc_tensor *e, const qc_tensor *g, cons
         if (bound && value(bound, i) > 0 && err / value(bound, i) > maxratio)
             maxratio = err / value(bound, i);
     }
-    append(d, len, "  %-22s %9lld/%-9lld", e->name, (long long)bad, (long long)n);
+    qc_appendf(d, len, "  %-22s %9lld/%-9lld", e->name, (long long)bad, (long long)n);
     if (!bad) {
-        append(d, len, "  =\n");
+        qc_appendf(d, len, "  =\n");
         return;
     }
     int64_t r = cols ? worst / cols : 0, c = cols ? worst % cols : 0, kk = ids && ids->ndim == 2 ? ids->shape[1] : 1;
     int per_slot = ids && e->ndim == 2 && e->shape[0] == qc_tensor_numel(ids) && strcmp(e->name, "stage.route.ids");
     int64_t block = recipe_block(p);
-    append(d, len, "  max|err| %-10.4g", maxerr);
+    qc_appendf(d, len, "  max|err| %-10.4g", maxerr);
     if (bound)
-        append(d, len, " (%.3g x bound)", maxratio);
-    append(d, len, "  worst (%lld, %lld)", (long long)r, (long long)c);
+        qc_appendf(d, len, " (%.3g x bound)", maxratio);
+    qc_appendf(d, len, "  worst (%lld, %lld)", (long long)r, (long long)c);
     if (per_slot)
-        append(d, len, " token %lld expert %d", (long long)(r / kk), ((const int32_t *)ids->data)[r]);
+        qc_appendf(d, len, " token %lld expert %d", (long long)(r / kk), ((const int32_t *)ids->data)[r]);
     else if (ids)
-        append(d, len, " token %lld", (long long)r);
+        qc_appendf(d, len, " token %lld", (long long)r);
     if (block && strncmp(e->name, "stage.", 6) == 0) /* a stage's last dim is the K of the next GEMM */
-        append(d, len, " block %lld", (long long)(c / block));
+        qc_appendf(d, len, " block %lld", (long long)(c / block));
     if (*first && e->ndim >= 2 && cols >= 16) {
         double *prof = malloc((size_t)cols * sizeof *prof);
         int64_t per = prof ? period(e, g, prof, cols) : 0;
@@ -143,15 +131,15 @@ static void row(const qc_params *p, const qc_tensor *e, const qc_tensor *g, cons
         if (per)
             blocks_touched(prof, cols, per, touched, sizeof touched);
         if (per)
-            append(d, len, "  <- first divergence; error block-constant along K in blocks of %lld (blocks %s)",
+            qc_appendf(d, len, "  <- first divergence; error block-constant along K in blocks of %lld (blocks %s)",
                    (long long)per, touched);
         else
-            append(d, len, "  <- first divergence; error not block-structured along K");
+            qc_appendf(d, len, "  <- first divergence; error not block-structured along K");
         free(prof);
     } else if (*first)
-        append(d, len, "  <- first divergence");
+        qc_appendf(d, len, "  <- first divergence");
     *first = 0;
-    append(d, len, "\n");
+    qc_appendf(d, len, "\n");
 }
 
 void qc_stage_report(const qc_params *p, const qc_tensor_set *expected, const qc_tensor_set *got, char *d, size_t len)
@@ -162,7 +150,7 @@ void qc_stage_report(const qc_params *p, const qc_tensor_set *expected, const qc
     if (!any)
         return;
     const qc_tensor *ids = qc_set_find((qc_tensor_set *)expected, "stage.route.ids");
-    append(d, len, "  stage table (reference order; '=' agrees):\n");
+    qc_appendf(d, len, "  stage table (reference order; '=' agrees):\n");
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < expected->n; i++) {
             const qc_tensor *e = &expected->t[i];
@@ -173,7 +161,7 @@ void qc_stage_report(const qc_params *p, const qc_tensor_set *expected, const qc
                 continue;
             const qc_tensor *g = qc_set_find((qc_tensor_set *)got, e->name);
             if (!g || g->storage != e->storage || qc_tensor_numel(g) != qc_tensor_numel(e)) {
-                append(d, len, "  %-22s missing or of another shape in the backend's outputs\n", e->name);
+                qc_appendf(d, len, "  %-22s missing or of another shape in the backend's outputs\n", e->name);
                 continue;
             }
             char bn[QC_NAME_LEN + 8];
