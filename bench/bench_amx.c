@@ -15,18 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_clock.h"
 #include "amx_gemm.h"
 #if defined(QC_BENCH_CBLAS)
 #include <cblas.h>
 void openblas_set_num_threads(int n);
 #endif
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* ---- (a) peak ---- */
 #define PEAK_ITERS 2000000L
@@ -77,12 +71,12 @@ static double peak_once(int threads)
 {
     pthread_t th[64];
     float sink[64];
-    double t0 = now();
+    double t0 = bench_wall_s();
     for (int i = 0; i < threads; i++)
         pthread_create(&th[i], NULL, peak_thread, &sink[i]);
     for (int i = 0; i < threads; i++)
         pthread_join(th[i], NULL);
-    return (double)threads * PEAK_ITERS * 4 * 16 * 16 * 32 * 2 / (now() - t0) / 1e9;
+    return (double)threads * PEAK_ITERS * 4 * 16 * 16 * 32 * 2 / (bench_wall_s() - t0) / 1e9;
 }
 
 /* The lent machine's peak moved by 2x within one run (clock changes on a shared host): the best
@@ -130,14 +124,14 @@ static double run_kernel(int threads, const qc_amx_act *a, const qc_amx_weights 
         pthread_t th[64];
         job jobs[64];
         int nt = 0;
-        double t0 = now();
+        double t0 = bench_wall_s();
         for (int64_t n0 = 0; n0 < w->n && nt < 64; n0 += per, nt++) {
             jobs[nt] = (job){a, w, as, bs, c, n0, n0 + per < w->n ? n0 + per : w->n};
             pthread_create(&th[nt], NULL, gemm_thread, &jobs[nt]);
         }
         for (int i = 0; i < nt; i++)
             pthread_join(th[i], NULL);
-        double t = now() - t0;
+        double t = bench_wall_s() - t0;
         best = t < best ? t : best;
     }
     return best;
@@ -226,10 +220,10 @@ static double bench_sgemm(int threads, int64_t m, int64_t n, int64_t k)
     openblas_set_num_threads(threads);
     double best = 1e30;
     for (int rep = 0; rep < 3; rep++) {
-        double t0 = now();
+        double t0 = bench_wall_s();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)k, b, (int)k, 0.0f, c,
                     (int)n);
-        double t = now() - t0;
+        double t = bench_wall_s() - t0;
         best = t < best ? t : best;
     }
     free(a), free(b), free(c);

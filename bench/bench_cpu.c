@@ -24,22 +24,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_clock.h"
 #include "cpu_avx512.h"
 #include "profiles.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double cpu_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int nthreads = 2;
 
@@ -71,14 +58,14 @@ static void *trampoline(void *a)
 static double run_parallel(job *jobs, void (*fn)(job *))
 {
     pthread_t t[64];
-    double t0 = now_s();
+    double t0 = bench_wall_s();
     for (int i = 0; i < nthreads; i++) {
         jobs[i].fn = fn;
         pthread_create(&t[i], NULL, trampoline, &jobs[i]);
     }
     for (int i = 0; i < nthreads; i++)
         pthread_join(t[i], NULL);
-    return now_s() - t0;
+    return bench_wall_s() - t0;
 }
 
 /* ---- (a) exhaustive fp32 -> e4m3fn ---- */
@@ -175,7 +162,7 @@ static void bench_exhaustive(void)
         jobs[i].lo = per * (uint64_t)i;
         jobs[i].hi = i == nthreads - 1 ? total : per * (uint64_t)(i + 1);
     }
-    double c0 = cpu_s(), s = run_parallel(jobs, exhaustive), c = cpu_s() - c0;
+    double c0 = bench_cpu_s(), s = run_parallel(jobs, exhaustive), c = bench_cpu_s() - c0;
     uint64_t bad = 0;
     for (int i = 0; i < nthreads; i++)
         bad += jobs[i].mismatches;

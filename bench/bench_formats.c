@@ -18,17 +18,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_clock.h"
 #include "formats/formats.h"
 #include "profiles.h"
 
 #define TARGET_MVALS 200.0
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static uint64_t splitmix64(uint64_t *s)
 {
@@ -65,10 +59,10 @@ static double time_public(qc_format f, const qc_cast_policy *p, const float *x, 
 {
     double best = 1e30;
     for (int r = 0; r < runs; r++) {
-        double t = now_s();
+        double t = bench_wall_s();
         for (size_t i = 0; i < n; i++)
             out[i] = (uint8_t)qcref_encode(f, x[i], p);
-        t = now_s() - t;
+        t = bench_wall_s() - t;
         if (t < best)
             best = t;
         sink += out[n / 2 + (size_t)r];
@@ -81,10 +75,10 @@ static double time_direct(qc_format f, const qc_cast_policy *p, const float *x, 
     qc_minifloat m = qcref_minifloat(f);
     double best = 1e30;
     for (int r = 0; r < runs; r++) {
-        double t = now_s();
+        double t = bench_wall_s();
         for (size_t i = 0; i < n; i++)
             out[i] = (uint8_t)qcref_minifloat_encode(m, x[i], p);
-        t = now_s() - t;
+        t = bench_wall_s() - t;
         if (t < best)
             best = t;
         sink += out[n / 2 + (size_t)r];

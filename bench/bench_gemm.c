@@ -12,25 +12,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_clock.h"
 #include "exact.h"
 #include "generate.h"
 #include "registry.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* CPU seconds of the process: with OPENBLAS_NUM_THREADS=1 the work itself, whatever else the
- * machine runs (wall time on a shared machine is not) */
-static double cpu(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int gen(qc_tensor_set *in, const qc_params *p, const char *name, const char *d0, const char *d1, const char *d2,
                double scale)
@@ -75,21 +60,21 @@ static int bench_gemm(int m, int n, int k, const char *kind)
      * same operands, alternated twice, best of each: the machine may be shared */
     double t_dgemm = INFINITY, t_core = INFINITY, c_dgemm = INFINITY, c_core = INFINITY, t0, c0;
     for (int rep = 0; rep < 2; rep++) {
-        t0 = now(), c0 = cpu();
+        t0 = bench_wall_s(), c0 = bench_cpu_s();
         qcx_dgemm_nt((size_t)m, (size_t)n, (size_t)k, a, b, c);
-        t_dgemm = fmin(t_dgemm, now() - t0), c_dgemm = fmin(c_dgemm, cpu() - c0);
-        t0 = now(), c0 = cpu();
+        t_dgemm = fmin(t_dgemm, bench_wall_s() - t0), c_dgemm = fmin(c_dgemm, bench_cpu_s() - c0);
+        t0 = bench_wall_s(), c0 = bench_cpu_s();
         qcx_gemm((size_t)m, (size_t)n, (size_t)k, a, b, 1.0, NULL, y, sm);
-        t_core = fmin(t_core, now() - t0), c_core = fmin(c_core, cpu() - c0);
+        t_core = fmin(t_core, bench_wall_s() - t0), c_core = fmin(c_core, bench_cpu_s() - c0);
     }
     free(y), free(sm);
     qc_op_call call = {&p, &in, &out, err, sizeof err};
-    t0 = now();
+    t0 = bench_wall_s();
     if (qc_op_find("gemm")->reference(&call)) {
         fprintf(stderr, "bench_gemm: %s\n", err);
         return 2;
     }
-    double t_ref = now() - t0, flop = 2.0 * m * n * k;
+    double t_ref = bench_wall_s() - t0, flop = 2.0 * m * n * k;
     printf("gemm exact core (fp64 dgemm + block-norm magnitude bound + epilogue): %.3f s: %.0f%% of dgemm; CPU time "
            "%.3f s vs dgemm %.3f s: %.0f%%\n",
            t_core, 100 * t_dgemm / t_core, c_core, c_dgemm, 100 * c_dgemm / c_core);
@@ -119,20 +104,20 @@ static int bench_moe(int t, int h, int inter, int e, int k, const char *recipe, 
     snprintf(r1, sizeof r1, "%d", 2 * inter);
     qc_params_set(&p, "r1", r1);
     qc_tensor_set in = {0}, out = {0};
-    double t0 = now();
+    double t0 = bench_wall_s();
     if (gen(&in, &p, "x", "tokens", "hidden", NULL, 1) || gen(&in, &p, "logits", "tokens", "experts", NULL, 1) ||
         (!generate && (gen(&in, &p, "w13", "experts", "r1", "hidden", 0.02) ||
                        gen(&in, &p, "w2", "experts", "hidden", "inter", 0.02))))
         return 2;
-    double t_gen = now() - t0;
+    double t_gen = bench_wall_s() - t0;
     qc_op_call call = {&p, &in, &out, err, sizeof err};
-    t0 = now();
+    t0 = bench_wall_s();
     if (qc_op_find("moe")->reference(&call)) {
         fprintf(stderr, "bench_gemm: %s\n", err);
         return 2;
     }
     printf("moe %s tokens=%d hidden=%d inter=%d experts=%d top_k=%d weights=%s: inputs %.1f s, reference layer %.1f "
-           "s\n", recipe, t, h, inter, e, k, generate ? "generate (+1 shared)" : "inputs", t_gen, now() - t0);
+           "s\n", recipe, t, h, inter, e, k, generate ? "generate (+1 shared)" : "inputs", t_gen, bench_wall_s() - t0);
     qc_set_free(&in), qc_set_free(&out);
     return 0;
 }
