@@ -64,6 +64,11 @@ int qc_params_get_format(const qc_params *p, const char *key, qc_format *out, ch
 int qc_op_param_int(qc_op_call *c, const char *key, int64_t dflt, int64_t lo, int64_t hi, int64_t *out);
 int qc_op_param_float(qc_op_call *c, const char *key, float dflt, float *out);
 
+/* Input name, f32 with numel elements, or NULL with c->err naming what is wrong. The optional
+ * form: *out = its data, NULL when the input is absent; 0, or 2 when present but wrong. */
+const qc_tensor *qc_op_input_f32(qc_op_call *c, const char *name, int64_t numel);
+int qc_op_optional_f32(qc_op_call *c, const char *name, int64_t numel, const float **out);
+
 /* A [rows, cols] output tensor added to c->out, copied from data (NULL: zeros). 0, or 2 with
  * c->err (out of memory, too many outputs). */
 int qc_op_add_tensor(qc_op_call *c, const char *name, qc_storage st, const char *dtype, int64_t rows, int64_t cols,

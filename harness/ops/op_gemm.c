@@ -42,17 +42,6 @@ static int param_int(qc_op_call *c, const char *key, int64_t lo, int64_t *out)
     return 0;
 }
 
-static const qc_tensor *f32_input(qc_op_call *c, const char *name, int64_t numel)
-{
-    const qc_tensor *t = qc_set_find((qc_tensor_set *)c->in, name);
-    if (!t || t->storage != QC_ST_F32 || qc_tensor_numel(t) != numel) {
-        snprintf(c->err, c->errlen, "input %s must be f32 with %lld elements%s", name, (long long)numel,
-                 t ? "" : " (missing)");
-        return NULL;
-    }
-    return t;
-}
-
 /* The recipe params of one operand, as the quant op reads them. */
 static void recipe_params(qc_op_call *c, qc_recipe r, char side, int64_t rows, int64_t k, qc_params *p)
 {
@@ -266,8 +255,8 @@ static int gemm_setup(qc_op_call *c, gemm_call *g)
         snprintf(c->err, c->errlen, "model=sgl-cpu is the w8a16 path of kinds fp8_block and mxfp4_bf16, not %s", kname);
         return 2;
     }
-    const qc_tensor *ta = f32_input(c, "a", g->m * g->k), *tb = f32_input(c, "b", g->n * g->k);
-    const qc_tensor *tbias = g->has_bias ? f32_input(c, "bias", g->n) : NULL;
+    const qc_tensor *ta = qc_op_input_f32(c, "a", g->m * g->k), *tb = qc_op_input_f32(c, "b", g->n * g->k);
+    const qc_tensor *tbias = g->has_bias ? qc_op_input_f32(c, "bias", g->n) : NULL;
     if (!ta || !tb || (g->has_bias && !tbias))
         return 2;
     g->a = ta->data, g->b = tb->data, g->bias = tbias ? tbias->data : NULL;

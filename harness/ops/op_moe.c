@@ -129,17 +129,12 @@ static int parse_cfg(qc_op_call *c, qc_moe_cfg *m)
     return 0;
 }
 
-/* *out = the f32 data of input name with numel elements (NULL for an empty tensor); 0 or 2. */
+/* *out = the f32 data of input name with numel elements; 0 or 2. */
 static int input(qc_op_call *c, const char *name, int64_t numel, const float **out)
 {
-    const qc_tensor *t = qc_set_find((qc_tensor_set *)c->in, name);
-    if (!t || t->storage != QC_ST_F32 || qc_tensor_numel(t) != numel) {
-        snprintf(c->err, c->errlen, "input %s must be f32 with %lld elements%s", name, (long long)numel,
-                 t ? "" : " (missing)");
-        return 2;
-    }
-    *out = t->data;
-    return 0;
+    const qc_tensor *t = qc_op_input_f32(c, name, numel);
+    *out = t ? t->data : NULL;
+    return t ? 0 : 2;
 }
 
 /* The quantization job of recipe on [rows, cols]; 0 or 2 with the message in c->err. Not
@@ -465,11 +460,9 @@ static int run(qc_op_call *c, moe_state *s)
     if (input(c, "x", m->t * m->h, &x) || input(c, "logits", m->t * m->e, &logits) || weight_source(c, s, ne) ||
         (m->bias && (input(c, "b13", ne * s->r1, &s->b13) || input(c, "b2", ne * m->h, &b2))))
         return 2;
-    const qc_tensor *rb = qc_set_find((qc_tensor_set *)c->in, "route_bias");
-    if (rb && (rb->storage != QC_ST_F32 || qc_tensor_numel(rb) != m->e)) {
-        snprintf(c->err, c->errlen, "input route_bias must be f32 [experts = %lld]", (long long)m->e);
+    const float *rbias;
+    if (qc_op_optional_f32(c, "route_bias", m->e, &rbias))
         return 2;
-    }
     size_t rows = (size_t)s->rows, wmost = (size_t)(s->r1 > m->i ? s->r1 : m->i) * (size_t)m->h;
     if (!(s->ids = alloc(s, c, rows, sizeof *s->ids)) || !(s->w = alloc(s, c, rows, 4)) ||
         !(s->a1 = alloc(s, c, (size_t)(m->t * m->h), 8)) || !(s->wd = alloc(s, c, wmost, 8)) ||
@@ -477,7 +470,7 @@ static int run(qc_op_call *c, moe_state *s)
         !(s->a2 = alloc(s, c, rows * (size_t)m->i, 8)))
         return 2;
     const moe_recipe *rc = &recipes[m->recipe];
-    if (route_all(c, s, logits, rb ? rb->data : NULL) ||
+    if (route_all(c, s, logits, rbias) ||
         quant_exact(c, rc->act, x, m->t, m->h, s->a1, NULL, s->threads, NULL) || expert_gemm(c, s, 0))
         return 2;
     float *abf = alloc(s, c, rows * (size_t)m->i, 4);

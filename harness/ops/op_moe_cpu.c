@@ -94,15 +94,11 @@ float qc_moe_cpu_wvalue(uint8_t code, float scale)
 
 /* ---- setup (shared with the kernel adapter and the tests) ---- */
 
+/* The data of f32 input name with numel elements (non-NULL even when empty), or NULL. */
 static const float *input_f32(qc_op_call *c, const char *name, int64_t numel)
 {
-    const qc_tensor *t = qc_set_find((qc_tensor_set *)c->in, name);
-    if (!t || t->storage != QC_ST_F32 || qc_tensor_numel(t) != numel) {
-        snprintf(c->err, c->errlen, "input %s must be f32 with %lld elements%s", name, (long long)numel,
-                 t ? "" : " (missing)");
-        return NULL;
-    }
-    return numel ? t->data : (const float *)"";
+    const qc_tensor *t = qc_op_input_f32(c, name, numel);
+    return !t ? NULL : numel ? t->data : (const float *)"";
 }
 
 static const char *model_rule(const qc_moe_cfg *m)
@@ -132,11 +128,9 @@ int qc_moe_cpu_setup(qc_op_call *c, qc_moe_cpu *p)
     const float *x = input_f32(c, "x", m->t * m->h), *logits = x ? input_f32(c, "logits", m->t * m->e) : NULL;
     if (!logits)
         return 2;
-    const qc_tensor *rb = qc_set_find((qc_tensor_set *)c->in, "route_bias");
-    if (rb && (rb->storage != QC_ST_F32 || qc_tensor_numel(rb) != m->e)) {
-        snprintf(c->err, c->errlen, "input route_bias must be f32 [experts = %lld]", (long long)m->e);
+    const float *rbias;
+    if (qc_op_optional_f32(c, "route_bias", m->e, &rbias))
         return 2;
-    }
     const char *mode = qc_param_or(c->params, "weights", "inputs");
     p->gen = strcmp(mode, "generate") == 0;
     if (!p->gen && strcmp(mode, "inputs")) {
@@ -161,7 +155,7 @@ int qc_moe_cpu_setup(qc_op_call *c, qc_moe_cpu *p)
         snprintf(c->err, c->errlen, "out of memory for the moe_cpu problem");
         return 2;
     }
-    m->route.bias = rb ? rb->data : NULL;
+    m->route.bias = rbias;
     int ids[1024 + 8];
     for (int64_t t = 0; t < m->t; t++) {
         if (qcref_route(&m->route, logits + t * m->e, ids, p->w + t * p->kk)) {

@@ -32,6 +32,27 @@ int qc_op_param_float(qc_op_call *c, const char *key, float dflt, float *out)
     return 0;
 }
 
+const qc_tensor *qc_op_input_f32(qc_op_call *c, const char *name, int64_t numel)
+{
+    const qc_tensor *t = qc_set_find((qc_tensor_set *)c->in, name);
+    if (!t || t->storage != QC_ST_F32 || qc_tensor_numel(t) != numel) {
+        snprintf(c->err, c->errlen, "input %s must be f32 with %lld elements%s", name, (long long)numel,
+                 t ? "" : " (missing)");
+        return NULL;
+    }
+    return t;
+}
+
+int qc_op_optional_f32(qc_op_call *c, const char *name, int64_t numel, const float **out)
+{
+    const qc_tensor *t = NULL;
+    *out = NULL;
+    if (qc_set_find((qc_tensor_set *)c->in, name) && !(t = qc_op_input_f32(c, name, numel)))
+        return 2;
+    *out = t ? t->data : NULL;
+    return 0;
+}
+
 int qc_op_add_tensor(qc_op_call *c, const char *name, qc_storage st, const char *dtype, int64_t rows, int64_t cols,
                      const void *data)
 {
