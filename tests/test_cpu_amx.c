@@ -117,18 +117,18 @@ static int64_t kernel_direct(const qc_gemm_operands *o, int f32, void *c1, void 
     return rc;
 }
 
-/* Another blocking (amx_gemm.h) changes only the loop order over 32 x 32 blocks and where C is
- * parked between K chunks (fp32 either way): the output bytes must not change. */
+/* Another blocking (amx_gemm.h) changes only the loop order over 32 x 32 blocks and how often C
+ * is parked between K chunks (fp32 either way): the output bytes must not change. */
 static int64_t blocking_changes_bytes(const qc_gemm_operands *o, int f32, const uint8_t *c1, size_t nbytes,
                                       const char *kv)
 {
-    const qc_amx_blocking saved = qc_amx_get_blocking(), other = {64, 128, 1};
+    const qc_amx_blocking saved = qc_amx_get_blocking(), other = {64, 128, 64, 64};
     uint8_t *c3 = malloc(nbytes + GUARD), *c4 = malloc(nbytes + GUARD);
     qc_amx_set_blocking(&other);
     int64_t rc = !c3 || !c4 || kernel_direct(o, f32, c3, c4) || memcmp(c1, c3, nbytes) || memcmp(c1, c4, nbytes);
     qc_amx_set_blocking(&saved);
     if (rc)
-        printf("FAIL %s: blocking nc 64 kc 128 b-outer changed the output bytes\n", kv);
+        printf("FAIL %s: blocking nc 64 kc 128 mc 64 rows 64 changed the output bytes\n", kv);
     free(c3), free(c4);
     return rc;
 }
@@ -205,7 +205,10 @@ static void test_gemm_kinds(void)
     check_case("kind=fp8_block,model=sgl-cpu,ue8m0=1,m=7,n=130,k=384,bias=1,out=bf16", 8);
     check_case("kind=fp8_block,model=sgl-cpu,m=40,n=2112,k=2048,out=bf16", 9);
     check_case("kind=int8_rowwise,m=40,n=2112,k=7168,out=bf16", 10);
-    printf("gemm: %d shape cases + 4 (fp8 within c.bound, int8 bit-exact)\n", cases);
+    /* more rows than the kernels take at once by default (amx_gemm.c rows 2048) */
+    check_case("kind=fp8_block,model=sgl-cpu,m=2100,n=96,k=256,bias=1,out=f32", 11);
+    check_case("kind=int8_rowwise,m=2100,n=96,k=256,bias=1,out=bf16", 12);
+    printf("gemm: %d shape cases + 6 (fp8 within c.bound, int8 bit-exact)\n", cases);
 }
 
 /* The plain bf16 kernel (the benchmark's): fp32 accumulation within gamma(K+1) sum |a b| plus the

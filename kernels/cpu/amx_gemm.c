@@ -7,9 +7,11 @@
  *   s8:   gemm kind=int8_rowwise: csrc/cpu/gemm_int8.cpp int8_scaled_mm_cpu: u8 (s8 + 128)
  *         activations x s8 weights in int32, minus comp[n] = 128 * sum_k w[n][k] (s8s8
  *         compensation, gemm.cpp), then the fp32 epilogue of tinygemm_kernel_nn: bit-exact.
- * Blocking: C is computed in 32 x 32 blocks (2 x 2 tiles of 16 x 16 fp32/int32) over K chunks of
- * KC, for panels of NC output columns whose unpacked bf16 weights stay in L2; C of a panel is an
- * fp32/int32 accumulator reloaded per K chunk. Tiles: 0-3 C, 4-5 A (two 16-row halves), 6-7 B.
+ * Blocking: B is taken a panel of columns at a time (fp8: unpacked to bf16 once per panel) small
+ * enough to stay in L2; every 32-row block of A then meets the whole panel, one K chunk at a time,
+ * its 32 x kc rows staying in L1 while the panel's 32-column blocks stream past. C is computed in
+ * 32 x 32 blocks (2 x 2 tiles of 16 x 16 fp32/int32), parked in a 32-row accumulator between K
+ * chunks. Tiles: 0-3 C, 4-5 A (two 16-row halves), 6-7 B.
  * Known departures from exact IEEE (documented, outside the sgl-cpu model only for tiny values):
  * TDPBF16PS and VCVTNE2PS2BF16 treat denormal inputs as zero and flush denormal results (Intel SDM
  * vol. 2); sgl-kernel runs the same instructions. Output rounding to bf16 is done by integer
@@ -20,17 +22,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The blocking: nc output columns per panel (default 8 blocks of 32), kc of K per chunk (an A
- * block of 32 x 1024 bf16, 64 KiB, mostly in L1/L2 across the panel), and the order of the two loops
- * over a panel's 32 x 32 blocks. Results do not depend on it (each C element is one chain of
+/* The blocking (BLIS's): panels of nc output columns, K chunks of kc, groups of mc rows. The A of
+ * a group's chunk (mc x kc) stays in L2 while each 32-column block of B's chunk (kc x 32) passes
+ * through L1 once for the whole group. Rows are taken `rows` at a time, so that the fp32 / int32
+ * accumulator (rows x nc) stays small whatever M is (fp8 unpacks B once per row range). Results do not depend on it (each C element is one chain of
  * TDPs over K in the same order, chunk by chunk); only bench_amx changes it, to measure. */
-static qc_amx_blocking blocking = {256, 1024, 0}; /* the best of bench_amx --sweep on the lent Xeon */
+static qc_amx_blocking blocking = {256, 1024, 128, 2048}; /* the best of bench_amx --sweep on the lent Xeon */
 #define NC blocking.nc
 #define KC blocking.kc
+#define MC blocking.mc
+#define ROWS blocking.rows
+#define ACC_LD (NC + 16) /* accumulator row stride: + 64 bytes keeps a tile's 16 rows off one L1 set */
 
 void qc_amx_set_blocking(const qc_amx_blocking *b)
 {
-    if (b->nc >= 32 && b->nc % 32 == 0 && b->kc >= 64 && b->kc % 64 == 0)
+    if (b->nc >= 32 && b->nc % 32 == 0 && b->kc >= 64 && b->kc % 64 == 0 && b->mc >= 32 && b->mc % 32 == 0 &&
+        b->rows >= 32 && b->rows % 32 == 0)
         blocking = *b;
 }
 
@@ -39,6 +46,18 @@ qc_amx_blocking qc_amx_get_blocking(void) { return blocking; }
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* Zeroed memory on a cache-line boundary, for every buffer a tile is loaded from: with calloc's
+ * 16-byte alignment each 64-byte tile row straddles two lines, and on the lent Xeon the same
+ * 32 x 32 blocks ran at 600 instead of 1580 GFLOP/s. */
+static void *zalloc64(size_t bytes)
+{
+    size_t n = (bytes + 63) / 64 * 64;
+    void *p = aligned_alloc(64, n ? n : 64);
+    if (p)
+        memset(p, 0, n);
+    return p;
+}
+
 /* ---- tile configuration: palette 1, eight 16-row x 64-byte tiles ---- */
 typedef struct tile_config {
     uint8_t palette, start_row, reserved[14];
@@ -46,15 +65,12 @@ typedef struct tile_config {
     uint8_t rows[16];
 } tile_config;
 
-static void tiles_configure(void)
-{
-    tile_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.palette = 1;
-    for (int t = 0; t < 8; t++)
-        cfg.colsb[t] = 64, cfg.rows[t] = 16;
-    _tile_loadconfig(&cfg);
-}
+/* A constant in memory, not a local filled in by stores: gcc 12 at -O2 was seen to drop the
+ * stores to a local configuration whose only reader is LDTILECFG (then #GP on an invalid one). */
+static const tile_config tile_cfg = {
+    .palette = 1, .colsb = {64, 64, 64, 64, 64, 64, 64, 64}, .rows = {16, 16, 16, 16, 16, 16, 16, 16}};
+
+void qc_amx_tiles_configure(void) { _tile_loadconfig(&tile_cfg); }
 
 /* ---- packing (layouts.md §7, sgl-kernel gemm.cpp pack_vnni / s8s8_compensation) ---- */
 
@@ -62,7 +78,7 @@ static int pack_alloc(qc_amx_weights *w, qc_amx_wtype t, int64_t n, int64_t k, i
 {
     memset(w, 0, sizeof *w);
     w->type = t, w->n = n, w->k = k, w->np = round_up(n, 32), w->kp = round_up(k, kmult);
-    w->packed = calloc((size_t)(w->np / 32) * block_bytes + 64, 1);
+    w->packed = zalloc64((size_t)(w->np / 32) * block_bytes + 64);
     return w->packed ? 0 : 2;
 }
 
@@ -128,13 +144,20 @@ void qc_amx_weights_free(qc_amx_weights *w)
     memset(w, 0, sizeof *w);
 }
 
+/* Activations in tile order: each block of 32 rows is [kp / step][32 rows][64 bytes] (step = 64 /
+ * esize elements: one K step of both A tiles is 2 KiB, contiguous), so that a K chunk of a row
+ * block is one contiguous stream the prefetchers follow. */
 static int act_alloc(qc_amx_act *a, int64_t m, const qc_amx_weights *w, size_t esize)
 {
-    /* A row stride that is a multiple of 4 KiB (K = 2048 bf16) puts the 16 rows of a tile load in
-     * one L1 set (12 ways): 64 extra bytes per row avoid that. */
-    a->m = m, a->mp = round_up(m, 32), a->kp = w->kp, a->lda = w->kp + 64 / (int64_t)esize;
-    a->data = calloc((size_t)(a->mp * a->lda) * esize + 64, 1);
+    a->m = m, a->mp = round_up(m, 32), a->kp = w->kp, a->esize = (int64_t)esize;
+    a->data = zalloc64((size_t)(a->mp * a->kp) * esize + 64);
     return a->data ? 0 : 2;
+}
+
+/* Byte offset of row i, element j (j a multiple of step), in the tile order above. */
+static size_t act_offset(const qc_amx_act *a, int64_t i, int64_t j)
+{
+    return (size_t)((i / 32) * 32 * a->kp * a->esize + (j * a->esize / 64) * 2048 + (i % 32) * 64);
 }
 
 int qc_amx_act_bf16(const uint16_t *a, int64_t m, int64_t k, const qc_amx_weights *w, qc_amx_act *out)
@@ -142,7 +165,8 @@ int qc_amx_act_bf16(const uint16_t *a, int64_t m, int64_t k, const qc_amx_weight
     if (act_alloc(out, m, w, 2))
         return 2;
     for (int64_t i = 0; i < m; i++)
-        memcpy((uint16_t *)out->data + i * out->lda, a + i * k, (size_t)k * 2);
+        for (int64_t j = 0; j < k; j += 32)
+            memcpy((uint8_t *)out->data + act_offset(out, i, j), a + i * k + j, (size_t)min64(32, k - j) * 2);
     return 0;
 }
 
@@ -150,11 +174,18 @@ int qc_amx_act_u8(const int8_t *a, int64_t m, int64_t k, const qc_amx_weights *w
 {
     if (act_alloc(out, m, w, 1))
         return 2;
-    uint8_t *d = out->data;
     for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < k; j++)
-            d[i * out->lda + j] = (uint8_t)(a[i * k + j] + 128); /* quantize_row_int8: Aq = q + 128 */
+        for (int64_t j = 0; j < k; j++) /* quantize_row_int8: Aq = q + 128 */
+            ((uint8_t *)out->data)[act_offset(out, i, j / 64 * 64) + j % 64] = (uint8_t)(a[i * k + j] + 128);
     return 0;
+}
+
+qc_amx_act qc_amx_act_rows(const qc_amx_act *a, int64_t r0, int64_t r1)
+{
+    qc_amx_act v = *a;
+    v.data = (uint8_t *)a->data + act_offset(a, r0, 0);
+    v.m = r1 - r0, v.mp = round_up(r1 - r0, 32);
+    return v;
 }
 
 void qc_amx_act_free(qc_amx_act *a)
@@ -163,7 +194,7 @@ void qc_amx_act_free(qc_amx_act *a)
     memset(a, 0, sizeof *a);
 }
 
-/* ---- 32 x 32 micro-kernels over one K chunk; c has row stride ldc elements ---- */
+/* ---- 32 x 32 micro-kernels over one K chunk; a, b, strides in bytes; c has row stride ldc words ---- */
 
 static void c_tiles_load(void *c, int64_t ldc, int load)
 {
@@ -190,35 +221,37 @@ static void c_tiles_store(void *c, int64_t ldc)
     _tile_stored(3, f + 16 * ldc + 16, ldc * 4);
 }
 
-/* a: bf16 [32 rows, lda]; b: one block's [kc/2][32][2] bf16 (a B tile row is 16 columns x one
- * k pair, 64 bytes; the block row stride is 128 bytes). */
-static void block_bf16(const uint16_t *a, int64_t lda, const uint16_t *b, float *c, int64_t ldc, int64_t kc, int load)
+/* a: a row block's K chunk in tile order (a K step is 2 KiB: rows 0-15, then 16-31, 64 bytes each);
+ * b: one block's K chunk [kc/2][32][2] bf16 (a B tile row is 16 columns x one k pair, 64 bytes;
+ * pair rows are 128 bytes apart, a K step of 32 is 2 KiB). */
+static void block_bf16(const uint8_t *a, const uint8_t *b, void *c, int64_t ldc, int64_t kc, int load)
 {
     c_tiles_load(c, ldc, load);
     for (int64_t k = 0; k < kc; k += 32) {
-        _tile_loadd(4, a + k, lda * 2);
-        _tile_loadd(5, a + 16 * lda + k, lda * 2);
-        _tile_loadd(6, b + k * 32, 128);
-        _tile_loadd(7, b + k * 32 + 32, 128);
+        _tile_loadd(4, a + 64 * k, 64);
+        _tile_loadd(6, b + 64 * k, 128);
         _tile_dpbf16ps(0, 4, 6);
+        _tile_loadd(7, b + 64 * k + 64, 128);
         _tile_dpbf16ps(1, 4, 7);
+        _tile_loadd(5, a + 64 * k + 1024, 64);
         _tile_dpbf16ps(2, 5, 6);
         _tile_dpbf16ps(3, 5, 7);
     }
     c_tiles_store(c, ldc);
 }
 
-/* a: u8 [32 rows, lda]; b: one block's [kc/4][32][4] s8 (tile row: 16 columns x 4 k, 64 bytes). */
-static void block_s8(const uint8_t *a, int64_t lda, const int8_t *b, int32_t *c, int64_t ldc, int64_t kc, int load)
+/* a: as above, u8 (a K step of 64 is 2 KiB); b: one block's K chunk [kc/4][32][4] s8 (tile row: 16
+ * columns x 4 k, 64 bytes; a K step of 64 is 2 KiB). */
+static void block_s8(const uint8_t *a, const uint8_t *b, void *c, int64_t ldc, int64_t kc, int load)
 {
     c_tiles_load(c, ldc, load);
     for (int64_t k = 0; k < kc; k += 64) {
-        _tile_loadd(4, a + k, lda);
-        _tile_loadd(5, a + 16 * lda + k, lda);
-        _tile_loadd(6, b + k * 32, 128);
-        _tile_loadd(7, b + k * 32 + 64, 128);
+        _tile_loadd(4, a + 32 * k, 64);
+        _tile_loadd(6, b + 32 * k, 128);
         _tile_dpbusd(0, 4, 6);
+        _tile_loadd(7, b + 32 * k + 64, 128);
         _tile_dpbusd(1, 4, 7);
+        _tile_loadd(5, a + 32 * k + 1024, 64);
         _tile_dpbusd(2, 5, 6);
         _tile_dpbusd(3, 5, 7);
     }
@@ -244,8 +277,8 @@ static __m512i fp8x32_bf16(__m256i codes, __m512 s)
     return _mm512_mask_mov_epi16(r, nan, _mm512_or_si512(sign, _mm512_set1_epi16(0x7FC0)));
 }
 
-/* One block's K chunk [k0, k0 + kc): kc/2 pair rows of 64 codes each, one scale per pair row
- * (the 32 columns and the 2 k of a pair row share the 128 x 128 scale block). */
+/* One block's K chunk [k0, k0 + kc): kc/2 pair rows of 64 codes each, one scale per pair row (the
+ * 32 columns and the 2 k of a pair row share the 128 x 128 scale block). */
 static void unpack_block(const qc_amx_weights *w, int64_t blk, int64_t k0, int64_t kc, uint16_t *dst)
 {
     const uint8_t *src = (const uint8_t *)w->packed + blk * 32 * w->kp + k0 * 32;
@@ -282,14 +315,14 @@ static void store16(void *c, int out_f32, int64_t off, __mmask16 mk, __m512 v)
 
 static __mmask16 tail_mask(int64_t left) { return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1); }
 
-/* c[i][j0..j1) = acc + bias for the panel's rows (acc row stride NC, column j - jp). */
-static void epilogue_f32(const float *acc, int64_t m, int64_t jp, int64_t j1, const float *bias, int out_f32,
-                         void *c, int64_t ldc)
+/* c[i][jp..j1) = acc + bias for rows [0, m) (acc: row i at stride ACC_LD, column j - jp). */
+static void epilogue_f32(const float *acc, int64_t m, int64_t jp, int64_t j1, const float *bias, int out_f32, void *c,
+                         int64_t ldc)
 {
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = jp; j < j1; j += 16) {
             __mmask16 mk = tail_mask(j1 - j);
-            __m512 v = _mm512_maskz_loadu_ps(mk, acc + i * NC + (j - jp));
+            __m512 v = _mm512_maskz_loadu_ps(mk, acc + i * ACC_LD + (j - jp));
             if (bias)
                 v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, bias + j));
             store16(c, out_f32, i * ldc + j, mk, v);
@@ -298,8 +331,8 @@ static void epilogue_f32(const float *acc, int64_t m, int64_t jp, int64_t j1, co
 
 /* gemm_int8.cpp tinygemm_kernel_nn store lambda: cvtepi32_ps(acc - comp), * As[m], then
  * fmadd(., Bs[n], bias[n]) or * Bs[n]. comp of column j lies in block j/32 at word j%32. */
-static void epilogue_s8(const int32_t *acc, int64_t m, int64_t jp, int64_t j1, const qc_amx_weights *w,
-                        const float *as, const float *bs, const float *bias, int out_f32, void *c, int64_t ldc)
+static void epilogue_s8(const int32_t *acc, int64_t m, int64_t jp, int64_t j1, const qc_amx_weights *w, const float *as,
+                        const float *bs, const float *bias, int out_f32, void *c, int64_t ldc)
 {
     const int8_t *base = w->packed;
     for (int64_t j = jp; j < j1; j += 16) {
@@ -309,7 +342,7 @@ static void epilogue_s8(const int32_t *acc, int64_t m, int64_t jp, int64_t j1, c
         __m512 vbs = _mm512_maskz_loadu_ps(mk, bs + j);
         __m512 vbias = bias ? _mm512_maskz_loadu_ps(mk, bias + j) : _mm512_setzero_ps();
         for (int64_t i = 0; i < m; i++) {
-            __m512i d = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(mk, acc + i * NC + (j - jp)), vcomp);
+            __m512i d = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(mk, acc + i * ACC_LD + (j - jp)), vcomp);
             __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(d), _mm512_set1_ps(as[i]));
             v = bias ? _mm512_fmadd_ps(v, vbs, vbias) : _mm512_mul_ps(v, vbs);
             store16(c, out_f32, i * ldc + j, mk, v);
@@ -317,49 +350,57 @@ static void epilogue_s8(const int32_t *acc, int64_t m, int64_t jp, int64_t j1, c
     }
 }
 
-/* ---- drivers ---- */
+/* ---- drivers: the loops of BLIS (Van Zee and van de Geijn, TOMS 2015) around the 32 x 32 blocks ---- */
 
-typedef struct panel {
-    int64_t jp, nb;   /* first column, number of 32-column blocks */
-    int64_t k0, kc;   /* K chunk */
-} panel;
+typedef void block_fn(const uint8_t *a, const uint8_t *b, void *c, int64_t ldc, int64_t kc, int load);
 
-/* One K chunk of a bf16-type panel: B from the unpacked buffer (fp8) or the packed weights. */
-static void panel_bf16(const qc_amx_act *a, const qc_amx_weights *w, const panel *p, const uint16_t *unpacked,
-                       float *acc)
+/* One K chunk of a panel's B: nb blocks of 32 columns, block q at b + q * bstride bytes, in the
+ * packed order [kc / step][32][step] (the same byte geometry as A's chunks). */
+typedef struct b_chunk {
+    const uint8_t *b;
+    int64_t bstride, nb;
+} b_chunk;
+
+/* acc[rows of a][panel] (+)= a's K chunk [k0, k0 + kc) times b: for each group of MC rows (its A
+ * chunk, MC x kc, stays in L2), each 32-column block of B (kc x 32, in L1 after its first use)
+ * meets every 32-row block of the group. k0 > 0 adds to the chunks before (fp32 / int32). */
+static void chunk_times_a(const qc_amx_act *a, int64_t k0, int64_t kc, const b_chunk *b, block_fn *blk, uint32_t *acc)
 {
-    int64_t nmb = a->mp / 32, outer = blocking.b_outer ? p->nb : nmb, inner = blocking.b_outer ? nmb : p->nb;
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t q = 0; q < inner; q++) {
-            int64_t mb = (blocking.b_outer ? q : o) * 32, b = blocking.b_outer ? o : q;
-            const uint16_t *bp = unpacked ? unpacked + b * p->kc * 32
-                                          : (const uint16_t *)w->packed + (p->jp / 32 + b) * 32 * w->kp + p->k0 * 32;
-            block_bf16((const uint16_t *)a->data + mb * a->lda + p->k0, a->lda, bp, acc + mb * NC + b * 32, NC, p->kc,
-                       p->k0 > 0);
-        }
+    int64_t es = a->esize, row_bytes = 32 * a->kp * es;
+    const uint8_t *a0 = (const uint8_t *)a->data + k0 * 32 * es;
+    for (int64_t m0 = 0; m0 < a->mp; m0 += MC)
+        for (int64_t q = 0; q < b->nb; q++)
+            for (int64_t mb = m0; mb < min64(m0 + MC, a->mp); mb += 32)
+                blk(a0 + mb / 32 * row_bytes, b->b + q * b->bstride, acc + mb * ACC_LD + q * 32, ACC_LD, kc, k0 > 0);
 }
 
-static int gemm_bf16_type(const qc_amx_act *a, const qc_amx_weights *w, const float *bias, int out_f32, void *c,
+static int gemm_bf16_type(const qc_amx_act *a0, const qc_amx_weights *w, const float *bias, int out_f32, void *c,
                           int64_t n0, int64_t n1)
 {
-    float *acc = aligned_alloc(64, (size_t)(a->mp * NC) * 4 + 64);
-    uint16_t *buf = w->type == QC_AMX_W_FP8 ? aligned_alloc(64, (size_t)NC * KC * 2) : NULL;
+    int64_t bstride = 32 * w->kp * 2;
+    float *acc = zalloc64((size_t)(ROWS * ACC_LD) * 4); /* zero: K = 0 writes no chunk */
+    uint8_t *buf = w->type == QC_AMX_W_FP8 ? zalloc64((size_t)(NC * KC) * 2) : NULL;
     if (!acc || (w->type == QC_AMX_W_FP8 && !buf)) {
         free(acc), free(buf);
         return 2;
     }
-    if (w->kp == 0)
-        memset(acc, 0, (size_t)(a->mp * NC) * 4); /* K = 0: no chunk writes the accumulator */
-    tiles_configure();
+    qc_amx_tiles_configure();
     for (int64_t jp = n0; jp < n1; jp += NC) {
-        panel p = {jp, (min64(jp + NC, n1) - jp + 31) / 32, 0, 0};
-        for (p.k0 = 0; p.k0 < w->kp; p.k0 += KC) {
-            p.kc = min64(KC, w->kp - p.k0);
-            for (int64_t b = 0; buf && b < p.nb; b++)
-                unpack_block(w, jp / 32 + b, p.k0, p.kc, buf + b * p.kc * 32);
-            panel_bf16(a, w, &p, buf, acc);
+        int64_t j1 = min64(jp + NC, n1), nb = (j1 - jp + 31) / 32;
+        for (int64_t r0 = 0; r0 < a0->m; r0 += ROWS) {
+            qc_amx_act a = qc_amx_act_rows(a0, r0, min64(r0 + ROWS, a0->m));
+            for (int64_t k0 = 0; k0 < w->kp; k0 += KC) {
+                int64_t kc = min64(KC, w->kp - k0);
+                b_chunk b = {(const uint8_t *)w->packed + jp / 32 * bstride + k0 * 64, bstride, nb};
+                if (buf) { /* fp8: unpacked to bf16 once per chunk, for every row block */
+                    for (int64_t q = 0; q < nb; q++)
+                        unpack_block(w, jp / 32 + q, k0, kc, (uint16_t *)(buf + q * kc * 64));
+                    b = (b_chunk){buf, kc * 64, nb};
+                }
+                chunk_times_a(&a, k0, kc, &b, block_bf16, (uint32_t *)acc);
+            }
+            epilogue_f32(acc, a.m, jp, j1, bias, out_f32, (uint8_t *)c + r0 * w->n * (out_f32 ? 4 : 2), w->n);
         }
-        epilogue_f32(acc, a->m, jp, min64(jp + NC, n1), bias, out_f32, c, w->n);
     }
     _tile_release();
     free(acc), free(buf);
@@ -378,29 +419,27 @@ int qc_amx_gemm_bf16(const qc_amx_act *a, const qc_amx_weights *w, const float *
     return w->type == QC_AMX_W_BF16 ? gemm_bf16_type(a, w, bias, out_f32, c, n0, n1) : 2;
 }
 
-int qc_amx_gemm_s8(const qc_amx_act *a, const float *as, const qc_amx_weights *w, const float *bs, const float *bias,
+int qc_amx_gemm_s8(const qc_amx_act *a0, const float *as, const qc_amx_weights *w, const float *bs, const float *bias,
                    int out_f32, void *c, int64_t n0, int64_t n1)
 {
     if (w->type != QC_AMX_W_S8)
         return 2;
-    int32_t *acc = aligned_alloc(64, (size_t)(a->mp * NC) * 4 + 64);
+    int64_t bstride = 32 * w->kp + 128;
+    int32_t *acc = zalloc64((size_t)(ROWS * ACC_LD) * 4);
     if (!acc)
         return 2;
-    int64_t bb = 32 * w->kp + 128;
-    if (w->kp == 0)
-        memset(acc, 0, (size_t)(a->mp * NC) * 4);
-    tiles_configure();
+    qc_amx_tiles_configure();
     for (int64_t jp = n0; jp < n1; jp += NC) {
-        int64_t nb = (min64(jp + NC, n1) - jp + 31) / 32;
-        for (int64_t k0 = 0; k0 < w->kp; k0 += KC) {
-            int64_t kc = min64(KC, w->kp - k0);
-            for (int64_t mb = 0; mb < a->mp; mb += 32)
-                for (int64_t b = 0; b < nb; b++)
-                    block_s8((const uint8_t *)a->data + mb * a->lda + k0, a->lda,
-                             (const int8_t *)w->packed + (jp / 32 + b) * bb + k0 * 32, acc + mb * NC + b * 32, NC, kc,
-                             k0 > 0);
+        int64_t j1 = min64(jp + NC, n1), nb = (j1 - jp + 31) / 32;
+        for (int64_t r0 = 0; r0 < a0->m; r0 += ROWS) {
+            qc_amx_act a = qc_amx_act_rows(a0, r0, min64(r0 + ROWS, a0->m));
+            for (int64_t k0 = 0; k0 < w->kp; k0 += KC) {
+                b_chunk b = {(const uint8_t *)w->packed + jp / 32 * bstride + k0 * 32, bstride, nb};
+                chunk_times_a(&a, k0, min64(KC, w->kp - k0), &b, block_s8, (uint32_t *)acc);
+            }
+            epilogue_s8(acc, a.m, jp, j1, w, as + r0, bs, bias, out_f32, (uint8_t *)c + r0 * w->n * (out_f32 ? 4 : 2),
+                        w->n);
         }
-        epilogue_s8(acc, a->m, jp, min64(jp + NC, n1), w, as, bs, bias, out_f32, c, w->n);
     }
     _tile_release();
     free(acc);
