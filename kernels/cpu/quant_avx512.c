@@ -162,14 +162,6 @@ static inline __attribute__((always_inline)) void elem_vectors(const float *xb, 
                                                 m, neg, even, finite));
 }
 
-/* For a finite x, x * c is never NaN when c is finite (overflow gives Inf), and x / c never when c
- * is finite and nonzero (IEEE 754 §7.2: NaN only from 0 * Inf, Inf * 0, 0 / 0, Inf / Inf or a NaN
- * operand). */
-static inline int finite_product(float c, elem_kind kind)
-{
-    return fabsf(c) < INFINITY && (kind != EL_DIV || c != 0.0f);
-}
-
 /* q[0..n) from x[0..n) in groups of `group` elements (the last may be shorter), multiplier c[b]
  * of group b. The op's kind, clamp and tie rule are arguments that elem_row passes as constants,
  * so that the compiler writes one loop per combination without a test inside. Whole groups of a
@@ -184,19 +176,27 @@ static inline __attribute__((always_inline)) void elem_row_with(const float *x, 
     const __m512 m = _mm512_set1_ps(op.clamp_max), neg = _mm512_set1_ps(-op.clamp_max);
     size_t per = group / 16, ngr = n / group, sh = 0;
     int fast = group % 16 == 0 && (per & (per - 1)) == 0;
-    for (size_t b = 0; fast && b < ngr && kind != EL_DIV; b++)
-        fast = c[b] == c[b];
+    for (size_t b = 0; fast && b < ngr && kind != EL_DIV; b += 16) { /* no NaN multiplier */
+        __m512 cv = _mm512_maskz_loadu_ps(tail(ngr - b), c + b);
+        fast = !_mm512_cmp_ps_mask(cv, cv, _CMP_UNORD_Q);
+    }
     if (fast) {
         float cf[16];
         while ((1u << sh) < per)
             sh++;
         for (size_t b = 0; b < ngr; b += 16) {
             size_t nb = ngr - b < 16 ? ngr - b : 16, nv = nb * per;
-            int fin = finite;
-            for (size_t u = 0; u < nb; u++) {
-                cf[u] = kind == EL_MUL_FTZ ? ftz(c[b + u]) : c[b + u];
-                fin &= finite_product(cf[u], kind);
-            }
+            __mmask16 t = tail(nb);
+            __m512 cv = _mm512_maskz_loadu_ps(t, c + b);
+            cv = kind == EL_MUL_FTZ ? ftz16(cv) : cv;
+            _mm512_storeu_ps(cf, cv);
+            /* For a finite x, x * c is never NaN when c is finite (overflow gives Inf), and x / c
+             * never when c is finite and nonzero (IEEE 754 §7.2: NaN only from 0 * Inf, Inf * 0,
+             * 0 / 0, Inf / Inf or a NaN operand). */
+            __mmask16 ok = _mm512_cmp_ps_mask(_mm512_abs_ps(cv), _mm512_set1_ps(INFINITY), _CMP_LT_OQ);
+            if (kind == EL_DIV)
+                ok &= _mm512_cmp_ps_mask(cv, _mm512_setzero_ps(), _CMP_NEQ_OQ);
+            int fin = finite && (ok & t) == t;
             const float *xb = x + b * group;
             uint8_t *qb = q + b * group;
             if (fin)
