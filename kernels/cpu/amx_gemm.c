@@ -7,11 +7,9 @@
  *   s8:   gemm kind=int8_rowwise: csrc/cpu/gemm_int8.cpp int8_scaled_mm_cpu: u8 (s8 + 128)
  *         activations x s8 weights in int32, minus comp[n] = 128 * sum_k w[n][k] (s8s8
  *         compensation, gemm.cpp), then the fp32 epilogue of tinygemm_kernel_nn: bit-exact.
- * Blocking: B is taken a panel of columns at a time (fp8: unpacked to bf16 once per panel) small
- * enough to stay in L2; every 32-row block of A then meets the whole panel, one K chunk at a time,
- * its 32 x kc rows staying in L1 while the panel's 32-column blocks stream past. C is computed in
- * 32 x 32 blocks (2 x 2 tiles of 16 x 16 fp32/int32), parked in a 32-row accumulator between K
- * chunks. Tiles: 0-3 C, 4-5 A (two 16-row halves), 6-7 B.
+ * Blocking: BLIS's loops (see `blocking` below) around one 32 x 32 block of C (2 x 2 tiles of
+ * 16 x 16 fp32/int32), parked in an accumulator between K chunks. Tiles: 0-3 C, 4-5 A (two 16-row
+ * halves), 6-7 B. Why these loops: docs/DECISIONS.md (AMX) and docs/notes/amx/experiments.md.
  * Known departures from exact IEEE (documented, outside the sgl-cpu model only for tiny values):
  * TDPBF16PS and VCVTNE2PS2BF16 treat denormal inputs as zero and flush denormal results (Intel SDM
  * vol. 2); sgl-kernel runs the same instructions. Output rounding to bf16 is done by integer
@@ -25,8 +23,9 @@
 /* The blocking (BLIS's): panels of nc output columns, K chunks of kc, groups of mc rows. The A of
  * a group's chunk (mc x kc) stays in L2 while each 32-column block of B's chunk (kc x 32) passes
  * through L1 once for the whole group. Rows are taken `rows` at a time, so that the fp32 / int32
- * accumulator (rows x nc) stays small whatever M is (fp8 unpacks B once per row range). Results do not depend on it (each C element is one chain of
- * TDPs over K in the same order, chunk by chunk); only bench_amx changes it, to measure. */
+ * accumulator (rows x nc) stays small whatever M is (fp8 unpacks B once per row range). Results
+ * do not depend on it (each C element is one chain of TDPs over K in the same order, chunk by
+ * chunk); only bench_amx changes it, to measure. */
 static qc_amx_blocking blocking = {256, 1024, 128, 2048}; /* the best of bench_amx --sweep on the lent Xeon */
 #define NC blocking.nc
 #define KC blocking.kc
@@ -194,7 +193,7 @@ void qc_amx_act_free(qc_amx_act *a)
     memset(a, 0, sizeof *a);
 }
 
-/* ---- 32 x 32 micro-kernels over one K chunk; a, b, strides in bytes; c has row stride ldc words ---- */
+/* ---- 32 x 32 micro-kernels over one K chunk (a, b: byte pointers; c: row stride ldc words) ---- */
 
 static void c_tiles_load(void *c, int64_t ldc, int load)
 {
