@@ -220,42 +220,30 @@ static void c_tiles_store(void *c, int64_t ldc)
     _tile_stored(3, f + 16 * ldc + 16, ldc * 4);
 }
 
-/* a: a row block's K chunk in tile order (a K step is 2 KiB: rows 0-15, then 16-31, 64 bytes each);
- * b: one block's K chunk [kc/2][32][2] bf16 (a B tile row is 16 columns x one k pair, 64 bytes;
- * pair rows are 128 bytes apart, a K step of 32 is 2 KiB). */
-static void block_bf16(const uint8_t *a, const uint8_t *b, void *c, int64_t ldc, int64_t kc, int load)
-{
-    c_tiles_load(c, ldc, load);
-    for (int64_t k = 0; k < kc; k += 32) {
-        _tile_loadd(4, a + 64 * k, 64);
-        _tile_loadd(6, b + 64 * k, 128);
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_loadd(7, b + 64 * k + 64, 128);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_loadd(5, a + 64 * k + 1024, 64);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_dpbf16ps(3, 5, 7);
+/* One K chunk of a 32 x 32 block: a is a row block's chunk in tile order, b one column block's
+ * chunk in packed order; both advance 2 KiB per K step (A: rows 0-15 then 16-31, 64 bytes each;
+ * B: 16 pair rows (bf16, [kc/2][32][2]) or quad rows (s8, [kc/4][32][4]) of 128 bytes, a tile
+ * taking 16 columns, 64 bytes, of each). bytes: the chunk's length in either. TDP names the
+ * instruction (TDPBF16PS or TDPBUSD), whose tile operands must be constants: hence a macro. */
+#define BLOCK_2X2(name, TDP)                                                                                           \
+    static void name(const uint8_t *a, const uint8_t *b, void *c, int64_t ldc, int64_t bytes, int load)                \
+    {                                                                                                                  \
+        c_tiles_load(c, ldc, load);                                                                                    \
+        for (int64_t o = 0; o < bytes; o += 2048) {                                                                    \
+            _tile_loadd(4, a + o, 64);                                                                                 \
+            _tile_loadd(6, b + o, 128);                                                                                \
+            TDP(0, 4, 6);                                                                                              \
+            _tile_loadd(7, b + o + 64, 128);                                                                           \
+            TDP(1, 4, 7);                                                                                              \
+            _tile_loadd(5, a + o + 1024, 64);                                                                          \
+            TDP(2, 5, 6);                                                                                              \
+            TDP(3, 5, 7);                                                                                              \
+        }                                                                                                              \
+        c_tiles_store(c, ldc);                                                                                         \
     }
-    c_tiles_store(c, ldc);
-}
 
-/* a: as above, u8 (a K step of 64 is 2 KiB); b: one block's K chunk [kc/4][32][4] s8 (tile row: 16
- * columns x 4 k, 64 bytes; a K step of 64 is 2 KiB). */
-static void block_s8(const uint8_t *a, const uint8_t *b, void *c, int64_t ldc, int64_t kc, int load)
-{
-    c_tiles_load(c, ldc, load);
-    for (int64_t k = 0; k < kc; k += 64) {
-        _tile_loadd(4, a + 32 * k, 64);
-        _tile_loadd(6, b + 32 * k, 128);
-        _tile_dpbusd(0, 4, 6);
-        _tile_loadd(7, b + 32 * k + 64, 128);
-        _tile_dpbusd(1, 4, 7);
-        _tile_loadd(5, a + 32 * k + 1024, 64);
-        _tile_dpbusd(2, 5, 6);
-        _tile_dpbusd(3, 5, 7);
-    }
-    c_tiles_store(c, ldc);
-}
+BLOCK_2X2(block_bf16, _tile_dpbf16ps)
+BLOCK_2X2(block_s8, _tile_dpbusd)
 
 /* ---- fp8 -> bf16 unpack (sgl-kernel gemm_fp8.cpp unpack_B) ---- */
 
@@ -351,7 +339,7 @@ static void epilogue_s8(const int32_t *acc, int64_t m, int64_t jp, int64_t j1, c
 
 /* ---- drivers: the loops of BLIS (Van Zee and van de Geijn, TOMS 2015) around the 32 x 32 blocks ---- */
 
-typedef void block_fn(const uint8_t *a, const uint8_t *b, void *c, int64_t ldc, int64_t kc, int load);
+typedef void block_fn(const uint8_t *a, const uint8_t *b, void *c, int64_t ldc, int64_t bytes, int load);
 
 /* One K chunk of a panel's B: nb blocks of 32 columns, block q at b + q * bstride bytes, in the
  * packed order [kc / step][32][step] (the same byte geometry as A's chunks). */
@@ -370,7 +358,8 @@ static void chunk_times_a(const qc_amx_act *a, int64_t k0, int64_t kc, const b_c
     for (int64_t m0 = 0; m0 < a->mp; m0 += MC)
         for (int64_t q = 0; q < b->nb; q++)
             for (int64_t mb = m0; mb < min64(m0 + MC, a->mp); mb += 32)
-                blk(a0 + mb / 32 * row_bytes, b->b + q * b->bstride, acc + mb * ACC_LD + q * 32, ACC_LD, kc, k0 > 0);
+                blk(a0 + mb / 32 * row_bytes, b->b + q * b->bstride, acc + mb * ACC_LD + q * 32, ACC_LD, kc * 32 * es,
+                    k0 > 0);
 }
 
 static int gemm_bf16_type(const qc_amx_act *a0, const qc_amx_weights *w, const float *bias, int out_f32, void *c,
@@ -406,14 +395,14 @@ static int gemm_bf16_type(const qc_amx_act *a0, const qc_amx_weights *w, const f
     return 0;
 }
 
-int qc_amx_gemm_fp8(const qc_amx_act *a, const qc_amx_weights *w, const float *bias, int out_f32, void *c,
-                    int64_t n0, int64_t n1)
+int qc_amx_gemm_fp8(const qc_amx_act *a, const qc_amx_weights *w, const float *bias, int out_f32, void *c, int64_t n0,
+                    int64_t n1)
 {
     return w->type == QC_AMX_W_FP8 ? gemm_bf16_type(a, w, bias, out_f32, c, n0, n1) : 2;
 }
 
-int qc_amx_gemm_bf16(const qc_amx_act *a, const qc_amx_weights *w, const float *bias, int out_f32, void *c,
-                     int64_t n0, int64_t n1)
+int qc_amx_gemm_bf16(const qc_amx_act *a, const qc_amx_weights *w, const float *bias, int out_f32, void *c, int64_t n0,
+                     int64_t n1)
 {
     return w->type == QC_AMX_W_BF16 ? gemm_bf16_type(a, w, bias, out_f32, c, n0, n1) : 2;
 }
