@@ -27,6 +27,8 @@
 #include "generate.h"
 #include "registry.h"
 
+#include "gemm_inputs.h"
+
 static int failures;
 #define GUARD 64
 
@@ -38,23 +40,11 @@ static int gen_inputs(const char *kv, uint64_t seed, qc_tensor_set *in, qc_param
         printf("FAIL params %s: %s\n", kv, err);
         return 1;
     }
-    static const char *names[] = {"a", "b", "bias"};
-    static const char *shapes[][2] = {{"m", "k"}, {"n", "k"}, {"n", ""}};
-    for (int i = 0; i < 3; i++) {
-        qc_input_spec s = {0};
-        snprintf(s.name, sizeof s.name, "%s", names[i]);
-        s.ndim = i == 2 ? 1 : 2;
-        snprintf(s.shape[0], sizeof s.shape[0], "%s", shapes[i][0]);
-        snprintf(s.shape[1], sizeof s.shape[1], "%s", shapes[i][1]);
-        s.storage = QC_ST_F32;
-        snprintf(s.fill, sizeof s.fill, "%s", i == 2 ? "integers" : qc_param_or(p, "dist", "normal"));
-        snprintf(s.scale, sizeof s.scale, "%d", i == 2 ? 4 : 2);
-        qc_tensor t;
-        if (qc_generate(&s, p, seed + (uint64_t)i, &t, err, sizeof err)) {
-            printf("FAIL generate %s: %s\n", names[i], err);
-            return 1;
-        }
-        qc_set_add(in, &t);
+    const char *fill[3] = {qc_param_or(p, "dist", "normal"), qc_param_or(p, "dist", "normal"), "integers"};
+    const double scale[3] = {2, 2, 4};
+    if (gemm_inputs(p, seed, fill, scale, in, err, sizeof err)) {
+        printf("FAIL %s\n", err);
+        return 1;
     }
     return 0;
 }

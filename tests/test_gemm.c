@@ -25,6 +25,7 @@
 #include "stages.h"
 
 #include "check.h"
+#include "gemm_inputs.h"
 
 static void test_hand_values(void)
 {
@@ -53,7 +54,7 @@ static void test_hand_values(void)
 }
 
 /* Runs the reference gemm op on generated inputs; out gets c, c.bound and the stage tensors. */
-static int run_gemm(const char *kv, uint64_t seed, const char *dist, double scale, qc_tensor_set *in,
+static int run_gemm(const char *kv, uint64_t seed, const char *dist, double scale_in, qc_tensor_set *in,
                     qc_tensor_set *out, const char *backend)
 {
     qc_params p = {0};
@@ -63,23 +64,11 @@ static int run_gemm(const char *kv, uint64_t seed, const char *dist, double scal
         return 2;
     }
     qc_params_set(&p, "stages", "1");
-    static const char *names[] = {"a", "b", "bias"};
-    static const char *shapes[][2] = {{"m", "k"}, {"n", "k"}, {"n", ""}};
-    for (int i = 0; i < 3; i++) {
-        qc_input_spec s = {0};
-        snprintf(s.name, sizeof s.name, "%s", names[i]);
-        s.ndim = i == 2 ? 1 : 2;
-        snprintf(s.shape[0], sizeof s.shape[0], "%s", shapes[i][0]);
-        snprintf(s.shape[1], sizeof s.shape[1], "%s", shapes[i][1]);
-        s.storage = QC_ST_F32;
-        snprintf(s.fill, sizeof s.fill, "%s", dist);
-        snprintf(s.scale, sizeof s.scale, "%g", i == 1 && strcmp(dist, "integers") ? scale / 4 : scale);
-        qc_tensor t;
-        if (qc_generate(&s, &p, seed + (uint64_t)i, &t, err, sizeof err)) {
-            printf("generate %s: %s\n", names[i], err);
-            return 2;
-        }
-        qc_set_add(in, &t);
+    const char *fill[3] = {dist, dist, dist};
+    const double scale[3] = {scale_in, strcmp(dist, "integers") ? scale_in / 4 : scale_in, scale_in};
+    if (gemm_inputs(&p, seed, fill, scale, in, err, sizeof err)) {
+        printf("%s\n", err);
+        return 2;
     }
     qc_op_call c = {&p, in, out, err, sizeof err};
     const qc_backend *b = NULL;
