@@ -211,9 +211,30 @@ static void soundness(const char *kv, const char *dist, double scale, size_t gro
     qc_set_free(&out);
 }
 
+typedef struct soundness_case {
+    const char *kv, *dist;
+    double scale;
+    size_t group;
+} soundness_case;
+
+/* soundness() on each case (seeds seed0, seed0 + 1, ...), then the tightness over all of them:
+ * the median and the least of bound / kernel error over the elements with a nonzero error, which
+ * must be enough to judge (> 100). */
+static void soundness_and_tightness(const char *what, const soundness_case *cs, size_t n, uint64_t seed0,
+                                    double *ratios)
+{
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++)
+        soundness(cs[i].kv, cs[i].dist, cs[i].scale, cs[i].group, seed0 + i, ratios, &nr);
+    qsort(ratios, nr, sizeof *ratios, cmp_double);
+    printf("tightness (%s): median bound / max kernel error = %.3g over %zu elements (min %.3g)\n", what,
+           nr ? ratios[nr / 2] : 0.0, nr, nr ? ratios[0] : 0.0);
+    CHECK(nr > 100, "%s: enough elements with a nonzero kernel error to judge tightness (%zu)", what, nr);
+}
+
 static void test_soundness(void)
 {
-    static const struct { const char *kv, *dist; double scale; size_t group; } inst[] = {
+    static const soundness_case inst[] = {
         {"kind=fp8_tensor,m=6,n=9,k=512,out=f32,bias=1", "normal", 1, 512},
         {"kind=fp8_rowwise,m=6,n=9,k=1000,out=bf16,bias=1", "outliers", 1, 1000},
         {"kind=fp8_rowwise,m=5,n=7,k=64,out=f16,bias=0", "normal", 4, 64},
@@ -224,28 +245,17 @@ static void test_soundness(void)
         {"kind=nvfp4,m=6,n=9,k=272,out=f32,bias=1", "normal", 1, 16},
         {"kind=nvfp4,m=4,n=11,k=1024,out=bf16,bias=0", "outliers", 1, 16},
     };
-    double *ratios = malloc(200000 * sizeof *ratios);
-    size_t nr = 0;
-    for (size_t i = 0; i < sizeof inst / sizeof inst[0]; i++)
-        soundness(inst[i].kv, inst[i].dist, inst[i].scale, inst[i].group, 1000 + i, ratios, &nr);
-    qsort(ratios, nr, sizeof *ratios, cmp_double);
-    printf("tightness: median bound / max kernel error = %.3g over %zu elements (min %.3g)\n",
-           nr ? ratios[nr / 2] : 0.0, nr, nr ? ratios[0] : 0.0);
-    CHECK(nr > 100, "enough elements with a nonzero kernel error to judge tightness (%zu)", nr);
-    static const struct { const char *kv, *dist; double scale; size_t group; } grouped[] = {
+    static const soundness_case grouped[] = {
         {"kind=fp8_block,m=3,n=20,k=2048,out=f32,bias=0,model=grouped", "outliers", 1, 128},
         {"kind=fp8_block,m=5,n=40,k=7168,out=f32,bias=1,model=grouped", "normal", 1, 128},
         {"kind=nvfp4,m=4,n=11,k=1024,out=f32,bias=0,model=grouped", "normal", 1, 16},
         {"kind=mxfp8,m=6,n=9,k=320,out=f32,bias=1,model=grouped", "normal", 1, 32},
         {"kind=mxfp4_bf16,m=6,n=9,k=2048,out=f32,bias=0,model=grouped", "uniform", 2, 32},
     };
-    size_t ng = 0;
-    for (size_t i = 0; i < sizeof grouped / sizeof grouped[0]; i++)
-        soundness(grouped[i].kv, grouped[i].dist, grouped[i].scale, grouped[i].group, 2000 + i, ratios, &ng);
-    qsort(ratios, ng, sizeof *ratios, cmp_double);
-    printf("tightness (model=grouped, per-group kernel, f32 out): median bound / error = %.3g over %zu (min %.3g)\n",
-           ng ? ratios[ng / 2] : 0.0, ng, ng ? ratios[0] : 0.0);
-    CHECK(ng > 100, "enough grouped elements with a nonzero error (%zu)", ng);
+    double *ratios = malloc(200000 * sizeof *ratios);
+    soundness_and_tightness("default model", inst, sizeof inst / sizeof inst[0], 1000, ratios);
+    soundness_and_tightness("model=grouped, per-group kernel, f32 out", grouped, sizeof grouped / sizeof grouped[0],
+                            2000, ratios);
     qsort(sloose, n_sloose, sizeof *sloose, cmp_double);
     printf("magnitude bound s / exact sum |a||b| (dgemm.c's K-block norms): median %.3g, max %.3g over %zu\n",
            n_sloose ? sloose[n_sloose / 2] : 0.0, n_sloose ? sloose[n_sloose - 1] : 0.0, n_sloose);
