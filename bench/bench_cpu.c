@@ -12,7 +12,9 @@
  *     M MiB (default 1024) on T threads, bytes moved per second. Then each quantize kernel on an
  *     fp32 tensor of M/4 MiB: GB/s counted as bytes read (fp32 input) + bytes written (one code
  *     per byte, the scales), and its percentage of each bandwidth figure (the kernels' traffic is
- *     4/5 reads, so the read stream is the closer ceiling; the copy is the higher figure); target
+ *     4/5 reads, so the read stream is the closer ceiling; the copy is the higher figure; the
+ *     outputs are 64-byte aligned, as torch's CPU allocator gives, so that calls this large stream
+ *     their codes: docs/DECISIONS.md "Streamed codes"); target
  *     >= 50%. Best of 5 runs each; the two bandwidths are measured again after the kernels and the
  *     higher (best) figure of the two measurements is the denominator, so that a burst of other
  *     load during the first measurement cannot inflate the percentages. On a shared machine the
@@ -234,7 +236,7 @@ static void bench_quant(const float *x, size_t rows, size_t cols, const double b
             j->src = x + per * (size_t)i * cols;
             size_t ns = qcref_recipe_nscales(pr->recipe, &p, j->rows, cols);
             j->out.rows = j->rows, j->out.cols = cols, j->out.nscales = ns;
-            j->out.q = malloc(j->rows * cols);
+            j->out.q = aligned_alloc(64, (j->rows * cols + 63) / 64 * 64); /* as torch's CPU allocator aligns */
             j->out.scale_f32 = malloc(4 * ns + 4), j->out.scale_u8 = malloc(ns + 1);
             memset(j->out.q, 0, j->rows * cols);
             bytes_out += j->rows * cols + (pr->recipe >= QC_RECIPE_MXFP8 ? ns : 4 * ns);

@@ -11,6 +11,7 @@
  *          zero groups, NaN, Inf and tiny elements;
  *   block  every block profile on shapes of 0 rows/cols and not multiples of 128, with zero, NaN,
  *          Inf and subnormal tiles;
+ *   stream quant and block again with every call writing its codes by non-temporal stores;
  *   layout sf128x4 on shapes that are and are not multiples of the tile, batched.
  * Exit 77 (SKIPPED) with the reason when the CPU or the build lacks AVX-512. The seed is printed;
  * QC_SEED=n replays it. */
@@ -294,7 +295,9 @@ static void alloc_q(qc_quantized *q, size_t rows, size_t cols, size_t ns)
 {
     memset(q, 0, sizeof *q);
     q->rows = rows, q->cols = cols, q->nscales = ns;
-    q->q = calloc(rows * cols + 1, 1), q->scale_f32 = calloc(ns + 1, 4), q->scale_u8 = calloc(ns + 1, 1);
+    size_t qbytes = (rows * cols + 64) / 64 * 64; /* 64-byte aligned, so that streamed stores happen */
+    q->q = aligned_alloc(64, qbytes), q->scale_f32 = calloc(ns + 1, 4), q->scale_u8 = calloc(ns + 1, 1);
+    memset(q->q, 0, qbytes);
 }
 
 static void free_q(qc_quantized *q) { free(q->q), free(q->scale_f32), free(q->scale_u8); }
@@ -494,6 +497,14 @@ int main(void)
     test_rcp();
     test_quant();
     test_block();
+    /* The same instances with every call writing its codes by non-temporal stores (where a 64-byte
+     * run of codes is aligned: row 0 always, other rows where cols is a multiple of 64); by
+     * default only calls larger than the last-level cache do. */
+    size_t stream_min = qc_avx512_set_stream_min(0);
+    printf("quant and block again with streamed code stores (threshold 0; default %zu bytes):\n", stream_min);
+    test_quant();
+    test_block();
+    qc_avx512_set_stream_min(stream_min);
     test_sf128x4();
     printf("%s: %d failing checks\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;

@@ -36,6 +36,12 @@ int qc_avx512_quant_supported(qc_recipe r, const qc_recipe_policy *p);
 int qc_avx512_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, size_t rows, size_t cols,
                     const float *static_scale, const float *gscale_encode, qc_quantized *out);
 
+/* qc_avx512_quant writes its 64-byte runs of codes with non-temporal stores (around the cache,
+ * where the output is 64-byte aligned) in calls whose fp32 input plus codes are at least this
+ * many bytes; default the last-level cache size. Returns the previous threshold. The bytes
+ * written are the same either way; the tests set 0 to check the streaming path. */
+size_t qc_avx512_set_stream_min(size_t bytes);
+
 /* The 16-lane emulation of the GPU's rcp.approx.ftz.f32 the quant chains use (a gather from the
  * reference's measured table, reference/arith/rcp_approx_core.h), for the tests: y[i] = rcp(x[i]). */
 void qc_avx512_rcp_approx(const float *x, size_t n, float *y);

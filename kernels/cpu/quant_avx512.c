@@ -20,7 +20,9 @@
  * reference's code; one step stays scalar per lane: exp2f(ceilf(log2f(s))) of the token_group
  * log2-ceil pow2 rounding (libm, once per group). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "cpu_avx512.h"
 #include "encode_avx512.h"
@@ -80,6 +82,7 @@ typedef struct elem_op {
     elem_kind kind;
     qc_clamp clamp;
     float clamp_max;
+    int stream; /* 64-byte code stores go around the cache (qc_avx512_set_stream_min) */
 } elem_op;
 
 static inline __m512 ftz16(__m512 v)
@@ -141,20 +144,25 @@ static inline __m512i pack4(__m512i a, __m512i b, __m512i c, __m512i d)
 }
 
 /* nv vectors of whole groups (2^sh vectors per group, multiplier cf[group]), four per 64-byte store;
- * finite: no lane of x op c is NaN, so the cast skips its NaN blend. */
+ * finite: no lane of x op c is NaN, so the cast skips its NaN blend. stream: the 64-byte stores
+ * are non-temporal (VMOVNTDQ, which needs a 64-byte aligned address) where qb is aligned. */
 static inline __attribute__((always_inline)) void elem_vectors(const float *xb, uint8_t *qb, const float *cf, size_t nv,
                                                                size_t sh, const mf_plan k, const elem_kind kind,
                                                                const qc_clamp clamp, __m512 m, __m512 neg,
-                                                               const int even, const int finite)
+                                                               const int even, const int finite, int stream)
 {
     size_t v = 0;
+    stream = stream && ((uintptr_t)qb & 63) == 0;
     for (; v + 4 <= nv; v += 4) {
         prefetch4(xb + 16 * v);
         __m512i r[4];
         for (int u = 0; u < 4; u++)
             r[u] = elem16(_mm512_loadu_ps(xb + 16 * (v + u)), _mm512_set1_ps(cf[(v + u) >> sh]), k, kind, clamp, m, neg,
                           even, finite);
-        _mm512_storeu_si512((void *)(qb + 16 * v), pack4(r[0], r[1], r[2], r[3]));
+        if (stream)
+            _mm512_stream_si512((void *)(qb + 16 * v), pack4(r[0], r[1], r[2], r[3]));
+        else
+            _mm512_storeu_si512((void *)(qb + 16 * v), pack4(r[0], r[1], r[2], r[3]));
     }
     for (; v < nv; v++)
         _mm512_mask_cvtepi32_storeu_epi8(qb + 16 * v, 0xFFFF,
@@ -200,9 +208,9 @@ static inline __attribute__((always_inline)) void elem_row_with(const float *x, 
             const float *xb = x + b * group;
             uint8_t *qb = q + b * group;
             if (fin)
-                elem_vectors(xb, qb, cf, nv, sh, k, kind, clamp, m, neg, even, 1);
+                elem_vectors(xb, qb, cf, nv, sh, k, kind, clamp, m, neg, even, 1, op.stream);
             else
-                elem_vectors(xb, qb, cf, nv, sh, k, kind, clamp, m, neg, even, 0);
+                elem_vectors(xb, qb, cf, nv, sh, k, kind, clamp, m, neg, even, 0, op.stream);
         }
         if (ngr * group == n)
             return;
@@ -475,7 +483,7 @@ static __m512 scale_of16(__m512 amax, const chain *k)
 static elem_op tiled_op(const qc_recipe_policy *p)
 {
     qc_elem_op e = p->elem_op == QC_ELEM_MUL_MAX_AMAX && p->pow2 != QC_POW2_NONE ? QC_ELEM_MUL_RCP : p->elem_op;
-    elem_op o = {p->div_mode == QC_DIV_FAST ? EL_MUL_FTZ : EL_MUL, p->clamp, p->clamp_max};
+    elem_op o = {p->div_mode == QC_DIV_FAST ? EL_MUL_FTZ : EL_MUL, p->clamp, p->clamp_max, 0};
     if (e == QC_ELEM_DIV && p->div_mode == QC_DIV_IEEE)
         o.kind = EL_DIV;
     return o;
@@ -498,12 +506,13 @@ static __m512 tiled_c16(__m512 s, __m512 amax, const chain *k)
 }
 
 static void tiled_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, size_t rows, size_t cols,
-                        const float *static_scale, qc_quantized *out, float *c)
+                        const float *static_scale, qc_quantized *out, float *c, int stream)
 {
     const mf_plan k = mf_plan_of(qcref_minifloat(p->elem), &p->cast);
     chain ch;
     chain_init(&ch, p);
-    const elem_op op = tiled_op(p);
+    elem_op op = tiled_op(p);
+    op.stream = stream;
     size_t g = r == QC_RECIPE_TOKEN_GROUP ? (size_t)p->group : cols;
     size_t nrow = r == QC_RECIPE_TENSOR ? 1 : rows, len = r == QC_RECIPE_TENSOR ? rows * cols : cols;
     size_t ng = len ? (len + g - 1) / g : 0;
@@ -530,12 +539,13 @@ static void tiled_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, 
  * (tiled.c tile_amax). The partial tiles at the right and bottom edges are the zero padding of
  * DeepGEMM per_block_cast_to_fp8: nothing added to amax, nothing written. */
 static void block_quant(const qc_recipe_policy *p, const float *x, size_t rows, size_t cols, const float *static_scale,
-                        qc_quantized *out, float *c)
+                        qc_quantized *out, float *c, int stream)
 {
     const mf_plan k = mf_plan_of(qcref_minifloat(p->elem), &p->cast);
     chain ch;
     chain_init(&ch, p);
-    const elem_op op = tiled_op(p);
+    elem_op op = tiled_op(p);
+    op.stream = stream;
     size_t tr = (size_t)p->block_r, tc = (size_t)p->block_c, nc = cols ? (cols + tc - 1) / tc : 0;
     float *amax = c + nc + 16;
     for (size_t r0 = 0, ti = 0; r0 < rows; r0 += tr, ti++) {
@@ -590,7 +600,7 @@ static __m512i mx_byte16(__m512 amax, const chain *k)
 
 static elem_op mx_elem_op(const qc_recipe_policy *p)
 {
-    elem_op o = {p->div_mode == QC_DIV_FAST ? EL_MUL_FTZ : EL_MUL, p->clamp, p->clamp_max};
+    elem_op o = {p->div_mode == QC_DIV_FAST ? EL_MUL_FTZ : EL_MUL, p->clamp, p->clamp_max, 0};
     if (p->mx_op == QC_MX_DIV)
         o.kind = EL_DIV;
     return o;
@@ -631,12 +641,14 @@ static inline __mmask16 exact_recip16(__m512 d, __mmask16 t)
     return (pow2 | special) & t;
 }
 
-static void mx_quant(const qc_recipe_policy *p, const float *x, size_t rows, size_t cols, qc_quantized *out, float *c)
+static void mx_quant(const qc_recipe_policy *p, const float *x, size_t rows, size_t cols, qc_quantized *out, float *c,
+                     int stream)
 {
     const mf_plan k = mf_plan_of(qcref_minifloat(p->elem), &p->cast);
     chain ch;
     chain_init(&ch, p);
-    const elem_op op = mx_elem_op(p);
+    elem_op op = mx_elem_op(p);
+    op.stream = stream;
     size_t g = (size_t)p->group, ng = cols / g;
     /* One pass per 16 blocks while they are in L1: amax, byte, multiplier, elements. */
     for (size_t i = 0; i < rows; i++) {
@@ -711,16 +723,33 @@ static void nv_output_table(const qc_recipe_policy *p, float g, const uint8_t *t
     }
 }
 
+/* t[idx] for 16 indices in [0, 256): eight 32-entry VPERMT2PS lookups (index bits 0-4), the one
+ * of the index's bits 5-7 kept. Not VGATHERDPS: on the Ice Lake CI machine a gather issued after
+ * non-temporal stores waits until they have drained (a loop of four streamed lines and one
+ * gather: 1.5 GB/s, against 8.6 with ordinary stores; docs/DECISIONS.md "Streamed codes, and no
+ * gathers between them"), and
+ * this lookup sits between the streamed code stores of every 16 blocks. */
+static inline __m512 lut256_ps(const float t[256], __m512i idx)
+{
+    __m512 r = _mm512_setzero_ps();
+    __m512i seg = _mm512_srli_epi32(idx, 5);
+    for (int s = 0; s < 8; s++) {
+        __m512 v = _mm512_permutex2var_ps(_mm512_loadu_ps(t + 32 * s), idx, _mm512_loadu_ps(t + 32 * s + 16));
+        r = _mm512_mask_mov_ps(r, _mm512_cmpeq_epi32_mask(seg, _mm512_set1_epi32(s)), v);
+    }
+    return r;
+}
+
 static inline __m512 nv_output_of(const qc_recipe_policy *p, __m512 vm, __m512i sf, const float out[256])
 {
-    __m512 o = _mm512_i32gather_ps(sf, out, 4);
+    __m512 o = lut256_ps(out, sf);
     if (p->nv_order != QC_NVFP4_TORCHAO && p->nv_zero != QC_ZERO_SFVALUE)
         o = _mm512_mask_mov_ps(o, _mm512_cmp_ps_mask(vm, _mm512_setzero_ps(), _CMP_EQ_OQ), _mm512_setzero_ps());
     return o;
 }
 
 static void nvfp4_quant(const qc_recipe_policy *p, const float *x, size_t rows, size_t cols, const float *ge,
-                        qc_quantized *out, float *c)
+                        qc_quantized *out, float *c, int stream)
 {
     const mf_plan k = mf_plan_of(qcref_minifloat(QC_E2M1), &p->cast);
     const mf_plan ksf = mf_plan_of(qcref_minifloat(QC_E4M3FN), &p->sf_cast);
@@ -730,7 +759,7 @@ static void nvfp4_quant(const qc_recipe_policy *p, const float *x, size_t rows, 
     out->gscale = p->nv_order == QC_NVFP4_TORCHAO ? g : 1.0f / g;
     float otab[256];
     nv_output_table(p, g, table, otab);
-    elem_op op = {EL_MUL, p->clamp, p->clamp_max};
+    elem_op op = {EL_MUL, p->clamp, p->clamp_max, stream};
     size_t b = (size_t)p->group, nb = cols / b;
     /* One pass per 16 blocks while they are in L1: vecMax, SF, outputScale, elements. */
     for (size_t i = 0; i < rows; i++) {
@@ -749,6 +778,33 @@ static void nvfp4_quant(const qc_recipe_policy *p, const float *x, size_t rows, 
 }
 
 /* ---- entry ---- */
+
+/* Non-temporal code stores. A call that touches more bytes than the last-level cache holds
+ * cannot leave its codes in cache for the next kernel anyway; written around the cache, each
+ * 64-byte line of codes costs one write to memory instead of a read for ownership and a later
+ * write-back (the read is 1/5 of the traffic of an fp32 -> 8-bit quant). The threshold is the
+ * LLC size (sysconf; 32 MiB where the C library does not know it); results are the same bytes
+ * either way. SIZE_MAX, not 0, is the unset value, so that qc_avx512_set_stream_min(0) makes
+ * every call stream (the tests' check of the streaming path). */
+static _Atomic size_t stream_min = SIZE_MAX;
+
+static size_t stream_min_bytes(void)
+{
+    size_t s = stream_min;
+    if (s == SIZE_MAX) {
+        long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+        s = llc > 0 ? (size_t)llc : (size_t)32 << 20;
+        stream_min = s;
+    }
+    return s;
+}
+
+size_t qc_avx512_set_stream_min(size_t bytes)
+{
+    size_t old = stream_min_bytes();
+    stream_min = bytes;
+    return old;
+}
 
 void qc_avx512_rcp_approx(const float *x, size_t n, float *y)
 {
@@ -783,14 +839,17 @@ int qc_avx512_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, size
     float *c = malloc((2 * cols + 64) * sizeof *c); /* per-group multipliers (and nvfp4 amaxes) of one row */
     if (!c)
         return -1;
+    int stream = rows * cols * 5 >= stream_min_bytes(); /* fp32 read + one code per element written */
     if (r == QC_RECIPE_NVFP4)
-        nvfp4_quant(p, x, rows, cols, gscale_encode, out, c);
+        nvfp4_quant(p, x, rows, cols, gscale_encode, out, c, stream);
     else if (r >= QC_RECIPE_MXFP8)
-        mx_quant(p, x, rows, cols, out, c);
+        mx_quant(p, x, rows, cols, out, c, stream);
     else if (r == QC_RECIPE_BLOCK)
-        block_quant(p, x, rows, cols, static_scale, out, c);
+        block_quant(p, x, rows, cols, static_scale, out, c, stream);
     else
-        tiled_quant(r, p, x, rows, cols, static_scale, out, c);
+        tiled_quant(r, p, x, rows, cols, static_scale, out, c, stream);
+    if (stream) /* non-temporal stores are weakly ordered: visible to other threads only after SFENCE */
+        _mm_sfence();
     free(c);
     return 0;
 }
