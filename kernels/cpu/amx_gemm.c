@@ -362,13 +362,26 @@ static void chunk_times_a(const qc_amx_act *a, int64_t k0, int64_t kc, const b_c
                     k0 > 0);
 }
 
-static int gemm_bf16_type(const qc_amx_act *a0, const qc_amx_weights *w, const float *bias, int out_f32, void *c,
-                          int64_t n0, int64_t n1)
+/* The accumulator of one row range: rows x ACC_LD words, 64-byte aligned. Not zeroed: the first
+ * K chunk starts from zero tiles and overwrites it (a 2 MiB memset per call was most of the time
+ * of a small GEMM), except when K = 0 and no chunk runs. */
+static void *acc_alloc(int64_t rows, int64_t kp)
 {
-    int64_t bstride = 32 * w->kp * 2;
-    float *acc = zalloc64((size_t)(ROWS * ACC_LD) * 4); /* zero: K = 0 writes no chunk */
-    uint8_t *buf = w->type == QC_AMX_W_FP8 ? zalloc64((size_t)(NC * KC) * 2) : NULL;
-    if (!acc || (w->type == QC_AMX_W_FP8 && !buf)) {
+    size_t bytes = (size_t)(rows * ACC_LD) * 4;
+    return kp ? aligned_alloc(64, bytes) : zalloc64(bytes);
+}
+
+/* c[:, n0..n1) for any weight type: bf16 and fp8 (unpacked to bf16 per chunk) through
+ * TDPBF16PS and the fp32 epilogue, s8 through TDPBUSD and the int8 epilogue (as, bs). */
+static int gemm_run(const qc_amx_act *a0, const qc_amx_weights *w, const float *as, const float *bs, const float *bias,
+                    int out_f32, void *c, int64_t n0, int64_t n1)
+{
+    int s8 = w->type == QC_AMX_W_S8, fp8 = w->type == QC_AMX_W_FP8;
+    int64_t es = s8 ? 1 : 2, bstride = s8 ? 32 * w->kp + 128 : 32 * w->kp * 2; /* packed block stride, bytes */
+    int64_t rows = min64(ROWS, round_up(a0->m, 32));
+    void *acc = acc_alloc(rows, w->kp);
+    uint8_t *buf = fp8 ? aligned_alloc(64, (size_t)(NC * KC) * 2) : NULL;
+    if (!acc || (fp8 && !buf)) {
         free(acc), free(buf);
         return 2;
     }
@@ -379,15 +392,19 @@ static int gemm_bf16_type(const qc_amx_act *a0, const qc_amx_weights *w, const f
             qc_amx_act a = qc_amx_act_rows(a0, r0, min64(r0 + ROWS, a0->m));
             for (int64_t k0 = 0; k0 < w->kp; k0 += KC) {
                 int64_t kc = min64(KC, w->kp - k0);
-                b_chunk b = {(const uint8_t *)w->packed + jp / 32 * bstride + k0 * 64, bstride, nb};
-                if (buf) { /* fp8: unpacked to bf16 once per chunk, for every row block */
+                b_chunk b = {(const uint8_t *)w->packed + jp / 32 * bstride + k0 * 32 * es, bstride, nb};
+                if (fp8) { /* unpacked to bf16 once per chunk, for every row block */
                     for (int64_t q = 0; q < nb; q++)
                         unpack_block(w, jp / 32 + q, k0, kc, (uint16_t *)(buf + q * kc * 64));
                     b = (b_chunk){buf, kc * 64, nb};
                 }
-                chunk_times_a(&a, k0, kc, &b, block_bf16, (uint32_t *)acc);
+                chunk_times_a(&a, k0, kc, &b, s8 ? block_s8 : block_bf16, acc);
             }
-            epilogue_f32(acc, a.m, jp, j1, bias, out_f32, (uint8_t *)c + r0 * w->n * (out_f32 ? 4 : 2), w->n);
+            uint8_t *cr = (uint8_t *)c + r0 * w->n * (out_f32 ? 4 : 2);
+            if (s8)
+                epilogue_s8(acc, a.m, jp, j1, w, as + r0, bs, bias, out_f32, cr, w->n);
+            else
+                epilogue_f32(acc, a.m, jp, j1, bias, out_f32, cr, w->n);
         }
     }
     _tile_release();
@@ -398,38 +415,17 @@ static int gemm_bf16_type(const qc_amx_act *a0, const qc_amx_weights *w, const f
 int qc_amx_gemm_fp8(const qc_amx_act *a, const qc_amx_weights *w, const float *bias, int out_f32, void *c, int64_t n0,
                     int64_t n1)
 {
-    return w->type == QC_AMX_W_FP8 ? gemm_bf16_type(a, w, bias, out_f32, c, n0, n1) : 2;
+    return w->type == QC_AMX_W_FP8 ? gemm_run(a, w, NULL, NULL, bias, out_f32, c, n0, n1) : 2;
 }
 
 int qc_amx_gemm_bf16(const qc_amx_act *a, const qc_amx_weights *w, const float *bias, int out_f32, void *c, int64_t n0,
                      int64_t n1)
 {
-    return w->type == QC_AMX_W_BF16 ? gemm_bf16_type(a, w, bias, out_f32, c, n0, n1) : 2;
+    return w->type == QC_AMX_W_BF16 ? gemm_run(a, w, NULL, NULL, bias, out_f32, c, n0, n1) : 2;
 }
 
-int qc_amx_gemm_s8(const qc_amx_act *a0, const float *as, const qc_amx_weights *w, const float *bs, const float *bias,
+int qc_amx_gemm_s8(const qc_amx_act *a, const float *as, const qc_amx_weights *w, const float *bs, const float *bias,
                    int out_f32, void *c, int64_t n0, int64_t n1)
 {
-    if (w->type != QC_AMX_W_S8)
-        return 2;
-    int64_t bstride = 32 * w->kp + 128;
-    int32_t *acc = zalloc64((size_t)(ROWS * ACC_LD) * 4);
-    if (!acc)
-        return 2;
-    qc_amx_tiles_configure();
-    for (int64_t jp = n0; jp < n1; jp += NC) {
-        int64_t j1 = min64(jp + NC, n1), nb = (j1 - jp + 31) / 32;
-        for (int64_t r0 = 0; r0 < a0->m; r0 += ROWS) {
-            qc_amx_act a = qc_amx_act_rows(a0, r0, min64(r0 + ROWS, a0->m));
-            for (int64_t k0 = 0; k0 < w->kp; k0 += KC) {
-                b_chunk b = {(const uint8_t *)w->packed + jp / 32 * bstride + k0 * 32, bstride, nb};
-                chunk_times_a(&a, k0, min64(KC, w->kp - k0), &b, block_s8, (uint32_t *)acc);
-            }
-            epilogue_s8(acc, a.m, jp, j1, w, as + r0, bs, bias, out_f32, (uint8_t *)c + r0 * w->n * (out_f32 ? 4 : 2),
-                        w->n);
-        }
-    }
-    _tile_release();
-    free(acc);
-    return 0;
+    return w->type == QC_AMX_W_S8 ? gemm_run(a, w, as, bs, bias, out_f32, c, n0, n1) : 2;
 }
