@@ -1,6 +1,6 @@
 /* bench_cpu.c: figures of the cpu-avx512 kernels (kernels/cpu/), never pass/fail.
  *
- *   bench_cpu [--threads T] [--skip-exhaustive] [--exhaustive-e8m0] [--mib M]
+ *   bench_cpu [--threads T] [--skip-exhaustive] [--exhaustive-e8m0] [--mib M] [--no-stream]
  *
  * (a) The exhaustive check: all 2^32 fp32 bit patterns -> e4m3fn under the ptx profile
  *     (cvt.rn.satfinite), the AVX-512 cast against the reference qcref_encode, both computed for
@@ -305,8 +305,10 @@ int main(int argc, char **argv)
             skip = 1;
         else if (!strcmp(argv[i], "--exhaustive-e8m0"))
             e8 = 1;
+        else if (!strcmp(argv[i], "--no-stream")) /* codes through the cache whatever the size */
+            qc_avx512_set_stream_min(SIZE_MAX);
         else {
-            fprintf(stderr, "usage: bench_cpu [--threads T] [--skip-exhaustive] [--exhaustive-e8m0] [--mib M]\n");
+            fprintf(stderr, "usage: bench_cpu [--threads T] [--skip-exhaustive] [--exhaustive-e8m0] [--mib M] [--no-stream]\n");
             return 2;
         }
     }

@@ -38,8 +38,9 @@ int qc_avx512_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, size
 
 /* qc_avx512_quant writes its 64-byte runs of codes with non-temporal stores (around the cache,
  * where the output is 64-byte aligned) in calls whose fp32 input plus codes are at least this
- * many bytes; default the last-level cache size. Returns the previous threshold. The bytes
- * written are the same either way; the tests set 0 to check the streaming path. */
+ * many bytes; default the last-level cache size, SIZE_MAX never. Returns the previous threshold.
+ * The bytes written are the same either way; the tests set 0 to check the streaming path. Not to
+ * be called while quant calls run on other threads. */
 size_t qc_avx512_set_stream_min(size_t bytes);
 
 /* The 16-lane emulation of the GPU's rcp.approx.ftz.f32 the quant chains use (a gather from the

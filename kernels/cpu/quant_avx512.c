@@ -784,19 +784,18 @@ static void nvfp4_quant(const qc_recipe_policy *p, const float *x, size_t rows, 
  * 64-byte line of codes costs one write to memory instead of a read for ownership and a later
  * write-back (the read is 1/5 of the traffic of an fp32 -> 8-bit quant). The threshold is the
  * LLC size (sysconf; 32 MiB where the C library does not know it); results are the same bytes
- * either way. SIZE_MAX, not 0, is the unset value, so that qc_avx512_set_stream_min(0) makes
- * every call stream (the tests' check of the streaming path). */
-static _Atomic size_t stream_min = SIZE_MAX;
+ * either way. */
+static _Atomic size_t stream_min;
+static _Atomic int stream_min_known; /* stream_min holds the LLC size or a value set */
 
 static size_t stream_min_bytes(void)
 {
-    size_t s = stream_min;
-    if (s == SIZE_MAX) {
+    if (!stream_min_known) {
         long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-        s = llc > 0 ? (size_t)llc : (size_t)32 << 20;
-        stream_min = s;
+        stream_min = llc > 0 ? (size_t)llc : (size_t)32 << 20;
+        stream_min_known = 1;
     }
-    return s;
+    return stream_min;
 }
 
 size_t qc_avx512_set_stream_min(size_t bytes)
