@@ -21,8 +21,11 @@
 #include <string.h>
 
 /* The blocking (BLIS's): panels of nc output columns, K chunks of kc, groups of mc rows. The A of
- * a group's chunk (mc x kc) stays in L2 while each 32-column block of B's chunk (kc x 32) passes
- * through L1 once for the whole group. Rows are taken `rows` at a time, so that the fp32 / int32
+ * a group's chunk (mc x kc) and the panel's B chunk (kc x nc) stay in L2, and each 32-column block
+ * of B meets the group's 32-row blocks one after another. At kc 1024 that block (64 KiB) is larger
+ * than L1 and comes from L2 each time; kc 256, which fits, was no faster, because C then makes four
+ * times as many round trips through the accumulator (docs/notes/amx/experiments.md §6). Rows are
+ * taken `rows` at a time, so that the fp32 / int32
  * accumulator (rows x nc) stays small whatever M is (fp8 unpacks B once per row range). Results
  * do not depend on it (each C element is one chain of TDPs over K in the same order, chunk by
  * chunk); only bench_amx changes it, to measure. */
@@ -349,8 +352,8 @@ typedef struct b_chunk {
 } b_chunk;
 
 /* acc[rows of a][panel] (+)= a's K chunk [k0, k0 + kc) times b: for each group of MC rows (its A
- * chunk, MC x kc, stays in L2), each 32-column block of B (kc x 32, in L1 after its first use)
- * meets every 32-row block of the group. k0 > 0 adds to the chunks before (fp32 / int32). */
+ * chunk, MC x kc, stays in L2), each 32-column block of B (kc x 32) meets every 32-row block of
+ * the group in turn. k0 > 0 adds to the chunks before (fp32 / int32). */
 static void chunk_times_a(const qc_amx_act *a, int64_t k0, int64_t kc, const b_chunk *b, block_fn *blk, uint32_t *acc)
 {
     int64_t es = a->esize, row_bytes = 32 * a->kp * es;
