@@ -23,12 +23,11 @@
 /* The blocking (BLIS's): panels of nc output columns, K chunks of kc, groups of mc rows. The A of
  * a group's chunk (mc x kc) and the panel's B chunk (kc x nc) stay in L2, and each 32-column block
  * of B meets the group's 32-row blocks one after another. At kc 1024 that block (64 KiB) is larger
- * than L1 and comes from L2 each time; kc 256, which fits, was no faster, because C then makes four
- * times as many round trips through the accumulator (docs/notes/amx/experiments.md §6). Rows are
- * taken `rows` at a time, so that the fp32 / int32
- * accumulator (rows x nc) stays small whatever M is (fp8 unpacks B once per row range). Results
- * do not depend on it (each C element is one chain of TDPs over K in the same order, chunk by
- * chunk); only bench_amx changes it, to measure. */
+ * than L1 and comes from L2 each time; kc 256, which fits, was no faster (C then makes four times
+ * as many round trips through the accumulator; docs/notes/amx/experiments.md §6). Rows are taken
+ * `rows` at a time, so that the fp32 / int32 accumulator (rows x nc) stays small whatever M is (fp8
+ * unpacks B once per row range). Results do not depend on it (each C element is one chain of TDPs
+ * over K in the same order, chunk by chunk); only bench_amx changes it, to measure. */
 static qc_amx_blocking blocking = {256, 1024, 128, 2048}; /* the best of bench_amx --sweep on the lent Xeon */
 #define NC blocking.nc
 #define KC blocking.kc
