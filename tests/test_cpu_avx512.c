@@ -11,6 +11,7 @@
  *          zero groups, NaN, Inf and tiny elements;
  *   block  every block profile on shapes of 0 rows/cols and not multiples of 128, with zero, NaN,
  *          Inf and subnormal tiles;
+ *   clamp  a clamp below the format's largest value, with a static scale (products beyond it);
  *   stream quant and block again with every call writing its codes by non-temporal stores;
  *   layout sf128x4 on shapes that are and are not multiples of the tile, batched.
  * Exit 77 (SKIPPED) with the reason when the CPU or the build lacks AVX-512. The seed is printed;
@@ -365,6 +366,49 @@ static void test_quant(void)
     printf("quant: %ld instances checked, %ld profile rows not vectorized\n", runs, skipped);
 }
 
+/* A clamp below the format's largest value (a case's fp8_max, e.g. 224) with a static scale (the
+ * harness takes one for tensor recipes only), so that products exceed it: the kernel may skip a
+ * clamp only where it changes nothing (a saturating cast at or below the bound), and here it
+ * changes codes. Every tensor profile with a clamp, e4m3fn, under its own cast policy and under
+ * satfinite; inputs spread to +-600, finite (the chunks take the no-NaN path). */
+static void test_clamp_below_max(void)
+{
+    const size_t rows = 3, cols = 256;
+    float x[3 * 256], one = 1.0f;
+    for (size_t i = 0; i < rows * cols; i++)
+        x[i] = gauss() * 300.0f;
+    long runs = 0, clamped = 0;
+    for (int i = 0; i < qc_recipe_profile_count(); i++) {
+        const qc_recipe_profile *pr = qc_recipe_profile_at(i);
+        for (int sat = 0; sat < 2 && pr->recipe == QC_RECIPE_TENSOR; sat++) {
+            qc_recipe_policy p = qc_recipe_profile_policy(pr, QC_E4M3FN, 0);
+            if (p.clamp == QC_CLAMP_NONE || !qc_avx512_quant_supported(pr->recipe, &p))
+                continue;
+            p.elem_max = p.clamp_max = 224.0f;
+            if (sat)
+                p.cast.overflow = QC_OVERFLOW_SATFINITE;
+            size_t ns = qcref_recipe_nscales(pr->recipe, &p, rows, cols);
+            qc_quantized want, got;
+            alloc_q(&want, rows, cols, ns), alloc_q(&got, rows, cols, ns);
+            qcref_quant(pr->recipe, &p, x, rows, cols, &one, NULL, &want);
+            qc_avx512_quant(pr->recipe, &p, x, rows, cols, &one, NULL, &got);
+            if (!same_quant(pr->recipe, &p, &want, &got)) {
+                fprintf(stderr, "FAIL quant %s profile %s%s with clamp 224 and static scale 1\n",
+                        qc_recipe_name(pr->recipe), pr->name, sat ? " (satfinite)" : "");
+                failures++;
+            }
+            for (size_t e = 0; e < rows * cols; e++)
+                clamped += fabsf(x[e]) > 224.0f;
+            free_q(&want), free_q(&got), runs++;
+        }
+    }
+    printf("quant clamp 224 < e4m3fn max, static scale: %ld profile rows, %ld clamped elements\n", runs, clamped);
+    if (runs == 0 || clamped == 0) {
+        printf("FAIL: the clamp check ran on nothing\n");
+        failures++;
+    }
+}
+
 /* block (128 x 128 tiles, spec §6.4): every block profile row, ue8m0 off and on, three element
  * formats, shapes with 0 rows or columns and rows/cols that are not multiples of the tile (the
  * zero padding), on inputs whose tiles include an all-zero tile, a tile holding a NaN (the first
@@ -496,6 +540,7 @@ int main(void)
     test_e8m0_log2ceil();
     test_rcp();
     test_quant();
+    test_clamp_below_max();
     test_block();
     /* The same instances with every call writing its codes by non-temporal stores (where a 64-byte
      * run of codes is aligned: row 0 always, other rows where cols is a multiple of 64); by

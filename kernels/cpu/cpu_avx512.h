@@ -30,8 +30,8 @@ int qc_avx512_cast_bf16(qc_format to, const qc_cast_policy *p, const uint16_t *x
  * formula, pow2 rounding, element op, clamp and cast are the policy's), block 128x128 (every
  * profile), mxfp8/mxfp6/mxfp4 (every profile, modelopt's log2-ceil included), nvfp4
  * flashinfer-fast, flashinfer-te, sgl-kernel and torchao. Fills out as qcref_quant does (canonical
- * layouts, one code per byte); static_scale / gscale_encode as qcref_quant. 0, or -1 when the
- * recipe or policy is not supported. */
+ * layouts, one code per byte); static_scale (tensor recipes only) / gscale_encode as qcref_quant.
+ * 0, or -1 when the recipe or policy is not supported. */
 int qc_avx512_quant_supported(qc_recipe r, const qc_recipe_policy *p);
 int qc_avx512_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, size_t rows, size_t cols,
                     const float *static_scale, const float *gscale_encode, qc_quantized *out);

@@ -32,6 +32,9 @@ typedef struct mf_plan {
     uint32_t rebias;      /* added to a normal input's bits before the shift: rebias and half - 1 */
     uint32_t magic;       /* fp32 bits of 2^(emin - mbits + 23): its ulp is the target's subnormal quantum */
     int ovf_min;          /* ovf_code is maxmag or maxmag + 1, signed: the overflow rule is min(mag, ovf_code) */
+    int saturates;        /* ovf_code is maxmag, signed: every finite or infinite input beyond the largest value
+                           * gets the largest code of its sign (satfinite, formats without Inf/NaN) */
+    float maxvalue;       /* the value of maxmag */
 } mf_plan;
 
 /* The per-call constants of minifloat m under policy p (minifloat.c: nan_code, nonan_code and the
@@ -69,6 +72,8 @@ static inline mf_plan mf_plan_of(qc_minifloat m, const qc_cast_policy *p)
     k.rebias = (uint32_t)((int64_t)(m.bias - 127) * (1 << 23)) + ((1u << (shift - 1)) - 1u);
     k.magic = (uint32_t)(k.emin - m.mbits + 23 + 127) << 23;
     k.ovf_min = k.ovf_signed && (k.ovf_code == k.maxmag || k.ovf_code == k.maxmag + 1);
+    k.saturates = k.ovf_signed && k.ovf_code == k.maxmag;
+    k.maxvalue = qcref_minifloat_decode(m, k.maxmag);
     return k;
 }
 
