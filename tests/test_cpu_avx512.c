@@ -11,7 +11,7 @@
  *          zero groups, NaN, Inf and tiny elements;
  *   block  every block profile on shapes of 0 rows/cols and not multiples of 128, with zero, NaN,
  *          Inf and subnormal tiles;
- *   clamp  a clamp below the format's largest value, with a static scale (products beyond it);
+ *   clamp  clamps below and above the format's largest value, with a static scale (products beyond);
  *   stream quant and block again with every call writing its codes by non-temporal stores;
  *   layout sf128x4 on shapes that are and are not multiples of the tile, batched.
  * Exit 77 (SKIPPED) with the reason when the CPU or the build lacks AVX-512. The seed is printed;
@@ -366,12 +366,13 @@ static void test_quant(void)
     printf("quant: %ld instances checked, %ld profile rows not vectorized\n", runs, skipped);
 }
 
-/* A clamp below the format's largest value (a case's fp8_max, e.g. 224) with a static scale (the
- * harness takes one for tensor recipes only), so that products exceed it: the kernel may skip a
- * clamp only where it changes nothing (a saturating cast at or below the bound), and here it
- * changes codes. Every tensor profile with a clamp, e4m3fn, under its own cast policy and under
- * satfinite; inputs spread to +-600, finite (the chunks take the no-NaN path). */
-static void test_clamp_below_max(void)
+/* A clamp below the format's largest value (a case's fp8_max, e.g. 224) and one above it (480,
+ * where values in (464, 480] stay and overflow under a non-saturating cast), with a static scale
+ * (the harness takes one for tensor recipes only) so that products exceed the bound: the kernel
+ * may drop a clamp only where that changes no code (clamp_folds), and here it does. Every tensor
+ * profile with a clamp, e4m3fn, under its own cast policy and under satfinite; inputs spread to
+ * +-600, finite (the chunks take the no-NaN path). */
+static void test_clamp_bounds(void)
 {
     const size_t rows = 3, cols = 256;
     float x[3 * 256], one = 1.0f;
@@ -380,11 +381,13 @@ static void test_clamp_below_max(void)
     long runs = 0, clamped = 0;
     for (int i = 0; i < qc_recipe_profile_count(); i++) {
         const qc_recipe_profile *pr = qc_recipe_profile_at(i);
-        for (int sat = 0; sat < 2 && pr->recipe == QC_RECIPE_TENSOR; sat++) {
+        for (int v = 0; v < 4 && pr->recipe == QC_RECIPE_TENSOR; v++) {
+            int sat = v & 1;
+            float bound = v < 2 ? 224.0f : 480.0f;
             qc_recipe_policy p = qc_recipe_profile_policy(pr, QC_E4M3FN, 0);
             if (p.clamp == QC_CLAMP_NONE || !qc_avx512_quant_supported(pr->recipe, &p))
                 continue;
-            p.elem_max = p.clamp_max = 224.0f;
+            p.elem_max = p.clamp_max = bound;
             if (sat)
                 p.cast.overflow = QC_OVERFLOW_SATFINITE;
             size_t ns = qcref_recipe_nscales(pr->recipe, &p, rows, cols);
@@ -393,16 +396,17 @@ static void test_clamp_below_max(void)
             qcref_quant(pr->recipe, &p, x, rows, cols, &one, NULL, &want);
             qc_avx512_quant(pr->recipe, &p, x, rows, cols, &one, NULL, &got);
             if (!same_quant(pr->recipe, &p, &want, &got)) {
-                fprintf(stderr, "FAIL quant %s profile %s%s with clamp 224 and static scale 1\n",
-                        qc_recipe_name(pr->recipe), pr->name, sat ? " (satfinite)" : "");
+                fprintf(stderr, "FAIL quant %s profile %s%s with clamp %g and static scale 1\n",
+                        qc_recipe_name(pr->recipe), pr->name, sat ? " (satfinite)" : "", bound);
                 failures++;
             }
             for (size_t e = 0; e < rows * cols; e++)
-                clamped += fabsf(x[e]) > 224.0f;
+                clamped += fabsf(x[e]) > bound;
             free_q(&want), free_q(&got), runs++;
         }
     }
-    printf("quant clamp 224 < e4m3fn max, static scale: %ld profile rows, %ld clamped elements\n", runs, clamped);
+    printf("quant clamp 224 and 480 around the e4m3fn max, static scale: %ld profile rows, %ld clamped elements\n",
+           runs, clamped);
     if (runs == 0 || clamped == 0) {
         printf("FAIL: the clamp check ran on nothing\n");
         failures++;
@@ -540,7 +544,7 @@ int main(void)
     test_e8m0_log2ceil();
     test_rcp();
     test_quant();
-    test_clamp_below_max();
+    test_clamp_bounds();
     test_block();
     /* The same instances with every call writing its codes by non-temporal stores (where a 64-byte
      * run of codes is aligned: row 0 always, other rows where cols is a multiple of 64); by
