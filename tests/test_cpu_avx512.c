@@ -12,6 +12,7 @@
  *   block  every block profile on shapes of 0 rows/cols and not multiples of 128, with zero, NaN,
  *          Inf and subnormal tiles;
  *   clamp  clamps below and above the format's largest value, with a static scale (products beyond);
+ *   nvfp4  given global scales, negative, tiny and huge (SF bytes with the sign bit, zero, saturated);
  *   stream quant and block again with every call writing its codes by non-temporal stores;
  *   layout sf128x4 on shapes that are and are not multiples of the tile, batched.
  * Exit 77 (SKIPPED) with the reason when the CPU or the build lacks AVX-512. The seed is printed;
@@ -413,6 +414,41 @@ static void test_clamp_bounds(void)
     }
 }
 
+/* nvfp4 with a given global scale (the harness's gscale input): positive, negative (every SF byte
+ * then has its sign bit, the upper half of the kernel's output-scale table), tiny and huge (SF
+ * bytes at zero and saturated), for every nvfp4 profile; codes, SF bytes and gscale bit for bit. */
+static void test_nvfp4_given_gscale(void)
+{
+    const size_t rows = 5, cols = 256;
+    float x[5 * 256];
+    fill(x, rows, cols, 16, 8);
+    static const float gs[] = {134.4f, -134.4f, 1e-30f, -3e30f, 0.25f};
+    long runs = 0;
+    for (int i = 0; i < qc_recipe_profile_count(); i++) {
+        const qc_recipe_profile *pr = qc_recipe_profile_at(i);
+        qc_recipe_policy p = qc_recipe_profile_policy(pr, -1, 0);
+        if (pr->recipe != QC_RECIPE_NVFP4 || !qc_avx512_quant_supported(pr->recipe, &p))
+            continue;
+        size_t ns = qcref_recipe_nscales(pr->recipe, &p, rows, cols);
+        for (size_t g = 0; g < sizeof gs / sizeof gs[0]; g++) {
+            qc_quantized want, got;
+            alloc_q(&want, rows, cols, ns), alloc_q(&got, rows, cols, ns);
+            qcref_quant(pr->recipe, &p, x, rows, cols, NULL, &gs[g], &want);
+            qc_avx512_quant(pr->recipe, &p, x, rows, cols, NULL, &gs[g], &got);
+            if (!same_quant(pr->recipe, &p, &want, &got)) {
+                fprintf(stderr, "FAIL quant nvfp4 profile %s with global scale %g\n", pr->name, gs[g]);
+                failures++;
+            }
+            free_q(&want), free_q(&got), runs++;
+        }
+    }
+    printf("quant nvfp4 with given global scales (negative, tiny, huge): %ld instances\n", runs);
+    if (runs == 0) {
+        printf("FAIL: no nvfp4 profile ran\n");
+        failures++;
+    }
+}
+
 /* block (128 x 128 tiles, spec §6.4): every block profile row, ue8m0 off and on, three element
  * formats, shapes with 0 rows or columns and rows/cols that are not multiples of the tile (the
  * zero padding), on inputs whose tiles include an all-zero tile, a tile holding a NaN (the first
@@ -545,6 +581,7 @@ int main(void)
     test_rcp();
     test_quant();
     test_clamp_bounds();
+    test_nvfp4_given_gscale();
     test_block();
     /* The same instances with every call writing its codes by non-temporal stores (where a 64-byte
      * run of codes is aligned: row 0 always, other rows where cols is a multiple of 64); by

@@ -749,21 +749,28 @@ static void nv_output_table(const qc_recipe_policy *p, float g, const uint8_t *t
     }
 }
 
-/* t[idx] for 16 indices in [0, 256): eight 32-entry VPERMT2PS lookups (index bits 0-4), the one
- * of the index's bits 5-7 kept. Not VGATHERDPS: on the Ice Lake CI machine a gather issued after
- * non-temporal stores waits until they have drained (a loop of four streamed lines and one
+/* t[idx] for 16 indices in [0, 128) (idx bit 7 clear): four 32-entry VPERMT2PS lookups (index bits
+ * 0-4) and a blend tree on bits 5 and 6. */
+static inline __m512 lut128_ps(const float t[128], __m512i idx)
+{
+    __m512 s[4];
+    for (int k = 0; k < 4; k++)
+        s[k] = _mm512_permutex2var_ps(_mm512_loadu_ps(t + 32 * k), idx, _mm512_loadu_ps(t + 32 * k + 16));
+    __mmask16 b5 = _mm512_test_epi32_mask(idx, V1(0x20)), b6 = _mm512_test_epi32_mask(idx, V1(0x40));
+    return _mm512_mask_blend_ps(b6, _mm512_mask_blend_ps(b5, s[0], s[1]), _mm512_mask_blend_ps(b5, s[2], s[3]));
+}
+
+/* t[idx] for 16 indices in [0, 256), without VGATHERDPS: on the Ice Lake CI machine a gather issued
+ * after non-temporal stores waits until they have drained (a loop of four streamed lines and one
  * gather: 1.5 GB/s, against 8.6 with ordinary stores; docs/DECISIONS.md "Streamed codes, and no
- * gathers between them"), and
- * this lookup sits between the streamed code stores of every 16 blocks. */
+ * gathers between them"), and this lookup sits between the streamed code stores of every 16
+ * blocks. The upper half is looked up only where a lane needs it (nvfp4's SF bytes are codes of
+ * non-negative values: bit 7 is clear unless the global scale is negative). */
 static inline __m512 lut256_ps(const float t[256], __m512i idx)
 {
-    __m512 r = _mm512_setzero_ps();
-    __m512i seg = _mm512_srli_epi32(idx, 5);
-    for (int s = 0; s < 8; s++) {
-        __m512 v = _mm512_permutex2var_ps(_mm512_loadu_ps(t + 32 * s), idx, _mm512_loadu_ps(t + 32 * s + 16));
-        r = _mm512_mask_mov_ps(r, _mm512_cmpeq_epi32_mask(seg, _mm512_set1_epi32(s)), v);
-    }
-    return r;
+    __m512 lo = lut128_ps(t, idx);
+    __mmask16 b7 = _mm512_test_epi32_mask(idx, V1(0x80));
+    return b7 ? _mm512_mask_blend_ps(b7, lo, lut128_ps(t + 128, idx)) : lo;
 }
 
 static inline __m512 nv_output_of(const qc_recipe_policy *p, __m512 vm, __m512i sf, const float out[256])
