@@ -564,8 +564,8 @@ static void tiled_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, 
  * its rows' segment amaxes, and under the NaN-propagating rule the first NaN in row-major order
  * (tiled.c tile_amax). The partial tiles at the right and bottom edges are the zero padding of
  * DeepGEMM per_block_cast_to_fp8: nothing added to amax, nothing written. */
-static void block_quant(const qc_recipe_policy *p, const float *x, size_t rows, size_t cols, const float *static_scale,
-                        qc_quantized *out, float *c, int stream)
+static void block_quant(const qc_recipe_policy *p, const float *x, size_t rows, size_t cols, qc_quantized *out, float *c,
+                        int stream)
 {
     const mf_plan k = mf_plan_of(qcref_minifloat(p->elem), &p->cast);
     chain ch;
@@ -591,7 +591,7 @@ static void block_quant(const qc_recipe_policy *p, const float *x, size_t rows, 
         for (size_t j = 0; j < nc; j += 16) {
             __mmask16 t = tail(nc - j);
             __m512 av = _mm512_maskz_loadu_ps(t, amax + j);
-            __m512 s = static_scale ? _mm512_set1_ps(*static_scale) : scale_of16(av, &ch);
+            __m512 s = scale_of16(av, &ch);
             _mm512_mask_storeu_ps(out->scale_f32 + ti * nc + j, t, s);
             _mm512_mask_storeu_ps(c + j, t, tiled_c16(s, av, &ch));
         }
@@ -879,7 +879,7 @@ int qc_avx512_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, size
     else if (r >= QC_RECIPE_MXFP8)
         mx_quant(p, x, rows, cols, out, c, stream);
     else if (r == QC_RECIPE_BLOCK)
-        block_quant(p, x, rows, cols, static_scale, out, c, stream);
+        block_quant(p, x, rows, cols, out, c, stream);
     else
         tiled_quant(r, p, x, rows, cols, static_scale, out, c, stream);
     if (stream) /* non-temporal stores are weakly ordered: visible to other threads only after SFENCE */
