@@ -17,13 +17,14 @@ const char *const qc_fill_names[] = {"normal", "uniform", "outliers", "integers"
 const char *const qc_edge_names[] = {"nan", "inf",  "zero",      "subnormal", "max",  "above_max",
                                      "midpoints", "tiny", "huge", NULL};
 
-uint64_t qc_rng_next(uint64_t *s)
+uint64_t qc_rng_mix(uint64_t z)
 {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
+
+uint64_t qc_rng_next(uint64_t *s) { return qc_rng_mix(*s += QC_RNG_GAMMA); }
 
 uint64_t qc_hash(const char *s, uint64_t seed)
 {

@@ -34,7 +34,11 @@ extern const char *const qc_edge_names[];
 int qc_generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed, qc_tensor *out, char *err,
                 size_t errlen);
 
-/* splitmix64: the one seeded stream every generator draws from. */
+/* splitmix64 (Steele, Lea, Flood, OOPSLA 2014): the one seeded stream every generator draws from
+ * (qc_rng_next), and its finalizer alone for counter-based streams (qc_rng_mix(seed + c * gamma)
+ * is element c of the stream seeded with seed, gamma = QC_RNG_GAMMA). */
+#define QC_RNG_GAMMA 0x9E3779B97F4A7C15ull
+uint64_t qc_rng_mix(uint64_t z);
 uint64_t qc_rng_next(uint64_t *state);
 uint64_t qc_hash(const char *s, uint64_t seed);
 

@@ -262,20 +262,12 @@ static void test_soundness(void)
     free(ratios);
 }
 
-static uint64_t mix64(uint64_t *x) /* splitmix64 (Steele, Lea, Flood, OOPSLA 2014) */
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* A random double of magnitude 2^[lo, hi) with a random 53-bit significand and sign. */
 static double rand_mag(uint64_t *st, int lo, int hi)
 {
-    uint64_t r = mix64(st);
+    uint64_t r = qc_rng_next(st);
     double m = 1 + (double)(r >> 12) * 0x1p-52;
-    return ldexp(r & 1 ? -m : m, lo + (int)(mix64(st) % (uint64_t)(hi - lo)));
+    return ldexp(r & 1 ? -m : m, lo + (int)(qc_rng_next(st) % (uint64_t)(hi - lo)));
 }
 
 /* The magnitude sum s of qcx_gemm (dgemm.c's block bound, or its exact fallback) is never below the

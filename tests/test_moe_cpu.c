@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "generate.h"
 #include "moe_cpu_op.h"
 #include "registry.h"
 
@@ -125,17 +126,9 @@ static int second_impl(qc_op_call *c, const qc_moe_cpu *p, int ord, int use_u20,
     return rc;
 }
 
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static float normal(uint64_t *s)
 {
-    double u1 = ((double)(mix(s) >> 11) + 0.5) * 0x1p-53, u2 = (double)(mix(s) >> 11) * 0x1p-53;
+    double u1 = ((double)(qc_rng_next(s) >> 11) + 0.5) * 0x1p-53, u2 = (double)(qc_rng_next(s) >> 11) * 0x1p-53;
     return (float)(sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2));
 }
 
@@ -246,7 +239,7 @@ static void check_exp(void)
     uint64_t s = 5;
     for (int i = 0; i < 100000; i++) {
         float f;
-        uint32_t u = (uint32_t)mix(&s);
+        uint32_t u = (uint32_t)qc_rng_next(&s);
         memcpy(&f, &u, 4);
         if (!isfinite(f))
             continue;

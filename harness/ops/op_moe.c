@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../generate.h"
 #include "../moe_op.h"
 #include "../quant_job.h"
 #include "../registry.h"
@@ -275,14 +276,10 @@ static int route_all(qc_op_call *c, moe_state *s, const float *logits, const flo
  * [0, 262140] with mean 131070 and standard deviation sqrt((2^32 - 1) / 3). */
 void qc_moe_weight_fill(uint64_t seed, int64_t expert, int tensor, float std, size_t first, size_t n, float *out)
 {
-    const uint64_t gamma = 0x9E3779B97F4A7C15ull;
     uint64_t c0 = ((uint64_t)(2 * expert + tensor) << 40) + 1 + (uint64_t)first;
     double k = (double)std / sqrt(4294967295.0 / 3.0);
     for (size_t i = 0; i < n; i++) {
-        uint64_t z = seed + (c0 + (uint64_t)i) * gamma;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        z ^= z >> 31;
+        uint64_t z = qc_rng_mix(seed + (c0 + (uint64_t)i) * QC_RNG_GAMMA);
         int64_t u = (int64_t)((z & 0xFFFF) + ((z >> 16) & 0xFFFF) + ((z >> 32) & 0xFFFF) + (z >> 48));
         out[i] = (float)((double)(u - 131070) * k);
     }
