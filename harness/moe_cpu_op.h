@@ -58,7 +58,9 @@ int qc_moe_cpu_route_stages(struct qc_op_call *c, const qc_moe_cpu *p);
  * x), a degree-5 Horner polynomial of fmas, times 2^(n-1) (0 below ln FLT_MIN) times 2. */
 float qc_exp_u20(float x);
 
-/* bf16 RNE of an fp32 value (as a float), VCVTNE2PS2BF16's rounding; Inf/NaN kept. */
+/* bf16 RNE of an fp32 value (as a float), VCVTNE2PS2BF16's rounding; Inf/NaN kept. The same as
+ * the reference codec (qcref_encode / qcref_decode of bf16, default policy) on non-NaN inputs, in
+ * a few integer operations for the interval model's inner loops (test_moe_cpu compares them). */
 float qc_bf16_rne(float f);
 
 #endif

@@ -250,8 +250,32 @@ static void check_exp(void)
     failures += bad > 0;
 }
 
+/* qc_bf16_rne, the interval model's fast bf16 rounding, against the reference codec
+ * (qcref_encode / qcref_decode of bf16 under the default policy: RNE, subnormals kept) on every
+ * non-NaN input with a zero low half-word or a tie pattern, and 2^22 random ones. */
+static void check_bf16_rne(void)
+{
+    qc_cast_policy pol = qcref_default_policy();
+    uint64_t s = 7, bad = 0, n = 0;
+    for (uint64_t i = 0; i < (1ull << 17) + (1ull << 22); i++, n++) {
+        uint32_t u = i < (1ull << 16)   ? (uint32_t)i << 16
+                     : i < (1ull << 17) ? ((uint32_t)(i - (1ull << 16)) << 16) | 0x8000u
+                                        : (uint32_t)qc_rng_next(&s);
+        float f = qc_f32_from_bits(u);
+        if (f != f)
+            continue;
+        float want = qcref_decode(QC_BF16, qcref_encode(QC_BF16, f, &pol), &pol), got = qc_bf16_rne(f);
+        if (qc_f32_bits(want) != qc_f32_bits(got) && bad++ < 5)
+            printf("FAIL qc_bf16_rne(0x%08X) = 0x%08X, reference 0x%08X\n", u, qc_f32_bits(got), qc_f32_bits(want));
+    }
+    printf("qc_bf16_rne against the reference bf16 codec: %llu inputs, %llu mismatches\n", (unsigned long long)n,
+           (unsigned long long)bad);
+    failures += bad > 0;
+}
+
 int main(void)
 {
+    check_bf16_rne();
     check_exp();
     static const int64_t shapes[][4] = {{0, 128, 128, 2}, {1, 128, 128, 2}, {7, 128, 128, 4}, {7, 256, 128, 3},
                                         {16, 256, 256, 2}, {5, 384, 128, 4}, {33, 128, 256, 2}};
