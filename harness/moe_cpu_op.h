@@ -19,12 +19,8 @@ typedef struct qc_moe_cpu {
     float *w;             /* [rows] its routing weight (fp32, qcref_route) */
     uint16_t *x;          /* [tokens, hidden] bf16 codes of x (RNE) */
     int64_t *count;       /* [experts + shared] rows per expert */
-    /* weights: inputs w13 / w2 (f32), or generated (weights=generate, qc_moe_weight_fill) */
-    int gen;
-    uint64_t wseed;
-    float wstd[2];
-    const float *win[2];
-    float *wf;
+    qc_moe_weight_src ws; /* inputs w13 / w2 (f32), or generated (weights=generate) */
+    float *wf;            /* one generated tensor */
 } qc_moe_cpu;
 
 /* Parses and checks the params (recipe fp8_block, act silu, order gate_up, no bias, no

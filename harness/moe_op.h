@@ -42,4 +42,16 @@ int qc_moe_parse_cfg(struct qc_op_call *c, qc_moe_cfg *m);
  * golden needs no weight tensors and the op never holds more than one expert's. */
 void qc_moe_weight_fill(uint64_t seed, int64_t expert, int tensor, float std, size_t first, size_t n, float *out);
 
+/* Where the expert weights come from, param weights: inputs (the f32 tensors w13 [experts, r1,
+ * hidden] and w2 [experts, hidden, inter]) or generate (weight_seed, w13_std, w2_std; then w13 and
+ * w2 must not be given). Shared by ops moe and moe_cpu. */
+typedef struct qc_moe_weight_src {
+    int gen;
+    uint64_t seed;
+    float std[2];
+    const float *in[2]; /* weights=inputs: w13, w2 */
+} qc_moe_weight_src;
+int qc_moe_weight_source(struct qc_op_call *c, int64_t experts, int64_t r1, int64_t hidden, int64_t inter,
+                         qc_moe_weight_src *src);
+
 #endif

@@ -273,9 +273,40 @@ static void check_bf16_rne(void)
     failures += bad > 0;
 }
 
+/* The weight source both MoE ops share (qc_moe_weight_source): an unknown weights= value, and
+ * weights=generate with a w13 input given, are refused with a message naming the problem. */
+static void check_weight_source(void)
+{
+    static const char *const cases[][2] = {{"weights=bogus", "known: inputs, generate"},
+                                           {"weights=generate", "drop those inputs"}};
+    for (int op = 0; op < 2; op++)
+        for (int k = 0; k < 2; k++) {
+            char kv[512], err[512] = "";
+            snprintf(kv, sizeof kv, "recipe=fp8_block,route=renorm_naive,experts=8,top_k=2,shared=0,act=silu,"
+                     "order=gate_up,tokens=3,hidden=128,inter=128,%s", cases[k][0]);
+            qc_params prm = {0};
+            qc_tensor_set in = {0}, out = {0};
+            uint64_t s = 5;
+            qc_params_parse(&prm, kv, err, sizeof err);
+            add_input(&in, "x", 3, 128, 1.0f, &s);
+            add_input(&in, "logits", 3, 8, 1.0f, &s);
+            add_input(&in, "w13", 8 * 256, 128, 0.06f, &s);
+            qc_op_call c = {&prm, &in, &out, err, sizeof err};
+            int rc = qc_op_find(op ? "moe" : "moe_cpu")->reference(&c);
+            if (rc != 2 || !strstr(err, cases[k][1])) {
+                printf("FAIL op %s with %s and a w13 input: rc %d, error '%s'\n", op ? "moe" : "moe_cpu", cases[k][0],
+                       rc, err);
+                failures++;
+            }
+            qc_set_free(&in), qc_set_free(&out);
+        }
+    printf("weight source: unknown weights= and generate with weight inputs refused by moe and moe_cpu\n");
+}
+
 int main(void)
 {
     check_bf16_rne();
+    check_weight_source();
     check_exp();
     static const int64_t shapes[][4] = {{0, 128, 128, 2}, {1, 128, 128, 2}, {7, 128, 128, 4}, {7, 256, 128, 3},
                                         {16, 256, 256, 2}, {5, 384, 128, 4}, {33, 128, 256, 2}};

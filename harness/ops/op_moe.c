@@ -69,12 +69,10 @@ typedef struct moe_state {
     double *a1, *a2, *y64, *s64;
     float *h, *act;
     const float *b13;
-    /* weights: the input tensors win[0] = w13, win[1] = w2, or (gen) generated from wseed with
-     * standard deviations wstd; one expert at a time in wf (f32) and wd (dequantized, f64) */
-    int gen, threads;
-    uint64_t wseed;
-    float wstd[2];
-    const float *win[2];
+    /* weights: inputs or generated (ws); one expert at a time in wf (f32, generated) and wd
+     * (dequantized, f64) */
+    qc_moe_weight_src ws;
+    int threads;
     float *wf;
     double *wd;
 } moe_state;
@@ -290,9 +288,9 @@ void qc_moe_weight_fill(uint64_t seed, int64_t expert, int tensor, float std, si
  * expert's weights at a time (256 DeepSeek-V3 experts are 45 GB of f32, 90 GB dequantized). */
 static int expert_weights(qc_op_call *c, moe_state *s, int t, int64_t e, int64_t rows, int64_t cols)
 {
-    const float *src = s->gen ? s->wf : s->win[t] + e * rows * cols;
-    quant_gen g = {s->wseed, e, t, s->wstd[t], s->wf};
-    return quant_exact(c, recipes[s->cfg.recipe].weight, src, rows, cols, s->wd, s->gen ? &g : NULL, s->threads,
+    const float *src = s->ws.gen ? s->wf : s->ws.in[t] + e * rows * cols;
+    quant_gen g = {s->ws.seed, e, t, s->ws.std[t], s->wf};
+    return quant_exact(c, recipes[s->cfg.recipe].weight, src, rows, cols, s->wd, s->ws.gen ? &g : NULL, s->threads,
                        s->cfg.weight_tweak);
 }
 
@@ -418,34 +416,41 @@ static void state_free(moe_state *s)
     free(s->wf), free(s->wd);
 }
 
-/* weights=inputs (the w13 / w2 input tensors) or weights=generate (weight_seed, w13_std, w2_std:
- * qc_moe_weight_fill, no weight inputs); the scratch of one expert's weights. */
-static int weight_source(qc_op_call *c, moe_state *s, int64_t ne)
+int qc_moe_weight_source(qc_op_call *c, int64_t experts, int64_t r1, int64_t hidden, int64_t inter,
+                         qc_moe_weight_src *src)
 {
     const char *mode = qc_param_or(c->params, "weights", "inputs");
-    int64_t seed, threads;
-    if (qc_op_param_int(c, "threads", 2, 1, 2, &threads))
-        return 2;
-    s->threads = (int)threads;
-    s->gen = strcmp(mode, "generate") == 0;
-    if (!s->gen && strcmp(mode, "inputs")) {
+    int64_t seed;
+    memset(src, 0, sizeof *src);
+    src->gen = strcmp(mode, "generate") == 0;
+    if (!src->gen && strcmp(mode, "inputs")) {
         snprintf(c->err, c->errlen, "param weights=%s (known: inputs, generate)", mode);
         return 2;
     }
-    if (!s->gen)
-        return input(c, "w13", ne * s->r1 * s->cfg.h, &s->win[0]) ||
-               input(c, "w2", ne * s->cfg.h * s->cfg.i, &s->win[1]);
+    if (!src->gen)
+        return input(c, "w13", experts * r1 * hidden, &src->in[0]) ||
+               input(c, "w2", experts * hidden * inter, &src->in[1]);
     if (qc_set_find((qc_tensor_set *)c->in, "w13") || qc_set_find((qc_tensor_set *)c->in, "w2")) {
         snprintf(c->err, c->errlen, "weights=generate makes w13 and w2 from weight_seed: drop those inputs");
         return 2;
     }
     if (qc_op_param_int(c, "weight_seed", 0, 0, INT64_MAX, &seed) ||
-        qc_op_param_float(c, "w13_std", 0.06f, &s->wstd[0]) ||
-        qc_op_param_float(c, "w2_std", 0.09f, &s->wstd[1]))
+        qc_op_param_float(c, "w13_std", 0.06f, &src->std[0]) || qc_op_param_float(c, "w2_std", 0.09f, &src->std[1]))
         return 2;
-    s->wseed = (uint64_t)seed;
+    src->seed = (uint64_t)seed;
+    return 0;
+}
+
+/* The weight source, the threads param and the scratch of one expert's generated weights. */
+static int weight_source(qc_op_call *c, moe_state *s, int64_t ne)
+{
+    int64_t threads;
+    if (qc_op_param_int(c, "threads", 2, 1, 2, &threads) ||
+        qc_moe_weight_source(c, ne, s->r1, s->cfg.h, s->cfg.i, &s->ws))
+        return 2;
+    s->threads = (int)threads;
     size_t most = (size_t)(s->r1 > s->cfg.i ? s->r1 : s->cfg.i) * (size_t)s->cfg.h;
-    return !(s->wf = alloc(s, c, most, sizeof *s->wf)) ? 2 : 0;
+    return s->ws.gen && !(s->wf = alloc(s, c, most, sizeof *s->wf)) ? 2 : 0;
 }
 
 static int run(qc_op_call *c, moe_state *s)

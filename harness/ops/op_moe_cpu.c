@@ -131,27 +131,13 @@ int qc_moe_cpu_setup(qc_op_call *c, qc_moe_cpu *p)
     const float *rbias;
     if (qc_op_optional_f32(c, "route_bias", m->e, &rbias))
         return 2;
-    const char *mode = qc_param_or(c->params, "weights", "inputs");
-    p->gen = strcmp(mode, "generate") == 0;
-    if (!p->gen && strcmp(mode, "inputs")) {
-        snprintf(c->err, c->errlen, "param weights=%s (known: inputs, generate)", mode);
-        return 2;
-    }
-    if (p->gen) {
-        int64_t seed;
-        if (qc_op_param_int(c, "weight_seed", 0, 0, INT64_MAX, &seed) ||
-            qc_op_param_float(c, "w13_std", 0.06f, &p->wstd[0]) ||
-            qc_op_param_float(c, "w2_std", 0.09f, &p->wstd[1]))
-            return 2;
-        p->wseed = (uint64_t)seed;
-    } else if (!(p->win[0] = input_f32(c, "w13", ne * 2 * m->i * m->h)) ||
-               !(p->win[1] = input_f32(c, "w2", ne * m->h * m->i)))
+    if (qc_moe_weight_source(c, ne, 2 * m->i, m->h, m->i, &p->ws))
         return 2;
     size_t rows = (size_t)p->rows;
     p->ids = calloc(rows + 1, 4), p->w = calloc(rows + 1, 4), p->x = calloc((size_t)(m->t * m->h) + 1, 2);
     p->count = calloc((size_t)ne + 1, 8);
-    p->wf = p->gen ? calloc((size_t)(2 * m->i * m->h) + 1, 4) : NULL;
-    if (!p->ids || !p->w || !p->x || !p->count || (p->gen && !p->wf)) {
+    p->wf = p->ws.gen ? calloc((size_t)(2 * m->i * m->h) + 1, 4) : NULL;
+    if (!p->ids || !p->w || !p->x || !p->count || (p->ws.gen && !p->wf)) {
         snprintf(c->err, c->errlen, "out of memory for the moe_cpu problem");
         return 2;
     }
@@ -192,9 +178,9 @@ int64_t qc_moe_cpu_nscales(const qc_moe_cpu *p, int t)
 int qc_moe_cpu_weights(qc_op_call *c, const qc_moe_cpu *p, int64_t e, int t, uint8_t *codes, float *scales)
 {
     int64_t rows = t ? p->cfg.h : 2 * p->cfg.i, cols = t ? p->cfg.i : p->cfg.h;
-    const float *src = p->gen ? p->wf : p->win[t] + e * rows * cols;
-    if (p->gen)
-        qc_moe_weight_fill(p->wseed, e, t, p->wstd[t], 0, (size_t)(rows * cols), p->wf);
+    const float *src = p->ws.gen ? p->wf : p->ws.in[t] + e * rows * cols;
+    if (p->ws.gen)
+        qc_moe_weight_fill(p->ws.seed, e, t, p->ws.std[t], 0, (size_t)(rows * cols), p->wf);
     qc_params qp = {0};
     char v[32], why[512];
     qc_params_set(&qp, "recipe", "block");
