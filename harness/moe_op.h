@@ -42,6 +42,11 @@ int qc_moe_parse_cfg(struct qc_op_call *c, qc_moe_cfg *m);
  * golden needs no weight tensors and the op never holds more than one expert's. */
 void qc_moe_weight_fill(uint64_t seed, int64_t expert, int tensor, float std, size_t first, size_t n, float *out);
 
+/* The quantization job of qc_recipe `recipe` on [rows, cols] with the MoE ops' shapes (token
+ * groups of 128, 128x128 blocks); 0, or 2 with the message in c->err. Not thread-safe (the
+ * parameter parser keeps static state): set jobs up in the calling thread. */
+int qc_moe_quant_job(struct qc_op_call *c, int recipe, int64_t rows, int64_t cols, struct qc_quant_job *j);
+
 /* Where the expert weights come from, param weights: inputs (the f32 tensors w13 [experts, r1,
  * hidden] and w2 [experts, hidden, inter]) or generate (weight_seed, w13_std, w2_std; then w13 and
  * w2 must not be given). Shared by ops moe and moe_cpu. */

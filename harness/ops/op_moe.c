@@ -136,9 +136,7 @@ static int input(qc_op_call *c, const char *name, int64_t numel, const float **o
     return t ? 0 : 2;
 }
 
-/* The quantization job of recipe on [rows, cols]; 0 or 2 with the message in c->err. Not
- * thread-safe (the parameter parser keeps static state): jobs are set up in the calling thread. */
-static int quant_setup(qc_op_call *c, int recipe, int64_t rows, int64_t cols, qc_quant_job *j)
+int qc_moe_quant_job(qc_op_call *c, int recipe, int64_t rows, int64_t cols, struct qc_quant_job *j)
 {
     qc_params p = {0};
     char v[32], why[512];
@@ -232,7 +230,7 @@ static int quant_exact(qc_op_call *c, int recipe, const float *x, int64_t rows, 
     quant_half h[2] = {{recipe, {0}, x, 0, two ? mid : rows, cols, out, gen, tweak, 0},
                        {recipe, {0}, x, mid, rows - mid, cols, out, gen, tweak, 0}};
     for (int i = 0; i < 1 + two; i++)
-        if (recipe >= 0 && quant_setup(c, recipe, h[i].rows, cols, &h[i].job))
+        if (recipe >= 0 && qc_moe_quant_job(c, recipe, h[i].rows, cols, &h[i].job))
             return 2;
     pthread_t th;
     int threaded = two && pthread_create(&th, NULL, quant_half_run, &h[1]) == 0;

@@ -181,18 +181,12 @@ int qc_moe_cpu_weights(qc_op_call *c, const qc_moe_cpu *p, int64_t e, int t, uin
     const float *src = p->ws.gen ? p->wf : p->ws.in[t] + e * rows * cols;
     if (p->ws.gen)
         qc_moe_weight_fill(p->ws.seed, e, t, p->ws.std[t], 0, (size_t)(rows * cols), p->wf);
-    qc_params qp = {0};
-    char v[32], why[512];
-    qc_params_set(&qp, "recipe", "block");
-    qc_params_set(&qp, "block", "128x128");
-    snprintf(v, sizeof v, "%lld", (long long)rows);
-    qc_params_set(&qp, "rows", v);
-    snprintf(v, sizeof v, "%lld", (long long)cols);
-    qc_params_set(&qp, "cols", v);
     qc_quant_job j;
     qc_quantized q;
-    if (qc_quant_job_from_params(&qp, &j, why, sizeof why) || j.policy.elem != QC_E4M3FN) {
-        snprintf(c->err, c->errlen, "block recipe [%lld, %lld]: %s", (long long)rows, (long long)cols, why);
+    if (qc_moe_quant_job(c, QC_RECIPE_BLOCK, rows, cols, &j))
+        return 2;
+    if (j.policy.elem != QC_E4M3FN) {
+        snprintf(c->err, c->errlen, "block recipe [%lld, %lld]: not e4m3fn", (long long)rows, (long long)cols);
         return 2;
     }
     if (qc_quant_job_alloc(&j, &q)) {
