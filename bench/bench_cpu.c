@@ -308,7 +308,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--no-stream")) /* codes through the cache whatever the size */
             qc_avx512_set_stream_min(SIZE_MAX);
         else {
-            fprintf(stderr, "usage: bench_cpu [--threads T] [--skip-exhaustive] [--exhaustive-e8m0] [--mib M] [--no-stream]\n");
+            fprintf(stderr,
+                    "usage: bench_cpu [--threads T] [--skip-exhaustive] [--exhaustive-e8m0] [--mib M] [--no-stream]\n");
             return 2;
         }
     }

@@ -29,17 +29,10 @@ typedef struct operand {
     int quantized;
 } operand;
 
-static int param_int(qc_op_call *c, const char *key, int64_t lo, int64_t *out)
+/* A required integer param in [0, 2^24] (qc_op_param_int: the default -1 is outside). */
+static int param_dim(qc_op_call *c, const char *key, int64_t *out)
 {
-    const char *v = qc_param(c->params, key);
-    char *end;
-    *out = v ? strtoll(v, &end, 10) : -1;
-    if (!v || end == v || *end || *out < lo || *out > (1 << 24)) {
-        snprintf(c->err, c->errlen, "param %s=%s: an integer >= %lld is required", key, v ? v : "(missing)",
-                 (long long)lo);
-        return 2;
-    }
-    return 0;
+    return qc_op_param_int(c, key, -1, 0, 1 << 24, out);
 }
 
 /* The recipe params of one operand, as the quant op reads them. */
@@ -239,8 +232,8 @@ static int gemm_setup(qc_op_call *c, gemm_call *g)
                  "param kind=%s (known: fp8_tensor fp8_rowwise fp8_block mxfp8 mxfp4_bf16 nvfp4 int8_rowwise)", kname);
         return 2;
     }
-    if (param_int(c, "m", 0, &g->m) || param_int(c, "n", 0, &g->n) || param_int(c, "k", 0, &g->k) ||
-        out_format(c, &g->of) || (qc_param(c->params, "bias") && param_int(c, "bias", 0, &g->has_bias)))
+    if (param_dim(c, "m", &g->m) || param_dim(c, "n", &g->n) || param_dim(c, "k", &g->k) || out_format(c, &g->of) ||
+        (qc_param(c->params, "bias") && param_dim(c, "bias", &g->has_bias)))
         return 2;
     /* model (the rounding points of a real kernel, as a profile): exact, or sgl-cpu (sgl-kernel CPU
      * w8a16: bf16 activations, weights dequantized to bf16 before an fp32 dot; layouts.md §7), or
