@@ -7,6 +7,7 @@
 #define QC_REGISTRY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "params.h"
 #include "tensor.h"
@@ -60,7 +61,6 @@ int qc_params_get_format(const qc_params *p, const char *key, qc_format *out, ch
 /* Numeric params of an op: the integer value of key in [lo, hi], or the float value (dflt when the
  * key is absent; a default outside [lo, hi] makes the key required). 0, or 2 with c->err naming
  * the key and its value. */
-#include <stdint.h>
 int qc_op_param_int(qc_op_call *c, const char *key, int64_t dflt, int64_t lo, int64_t hi, int64_t *out);
 int qc_op_param_float(qc_op_call *c, const char *key, float dflt, float *out);
 
