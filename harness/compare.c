@@ -140,12 +140,12 @@ static void report(const qc_compare_spec *spec, const qc_params *p, const qc_ten
     uint64_t be = element(e, i), bg = element(g, i);
     coordinates(e, i, block, where, sizeof where);
     qc_appendf(detail, len, "  %s %s: expected 0x%0*llX (%.9g) got 0x%0*llX (%.9g)  [%s%s]", spec->output, where, hexw,
-           (unsigned long long)be, decoded(e, be, p), hexw, (unsigned long long)bg, decoded(g, bg, p),
-           class_names[c], allowed ? ", within budget" : "");
+               (unsigned long long)be, decoded(e, be, p), hexw, (unsigned long long)bg, decoded(g, bg, p),
+               class_names[c], allowed ? ", within budget" : "");
     if (bound)
-        qc_appendf(detail, len, " |err| %.3g > bound %.3g",
-               fabs(decoded(g, bg, p) - decoded(e, be, p)),
-               bound->storage == QC_ST_F64 ? ((const double *)bound->data)[i] : (double)((const float *)bound->data)[i]);
+        qc_appendf(detail, len, " |err| %.3g > bound %.3g", fabs(decoded(g, bg, p) - decoded(e, be, p)),
+                   bound->storage == QC_ST_F64 ? ((const double *)bound->data)[i]
+                                               : (double)((const float *)bound->data)[i]);
     qc_appendf(detail, len, "\n");
 }
 
@@ -166,8 +166,8 @@ int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_
     if (got->storage != expected->storage || got->ndim != expected->ndim ||
         qc_tensor_numel(got) != qc_tensor_numel(expected)) {
         qc_appendf(detail, detail_len, "output %s: shape/storage mismatch: expected %s[%lld], got %s[%lld]\n",
-               spec->output, qc_storage_name(expected->storage), (long long)qc_tensor_numel(expected),
-               qc_storage_name(got->storage), (long long)qc_tensor_numel(got));
+                   spec->output, qc_storage_name(expected->storage), (long long)qc_tensor_numel(expected),
+                   qc_storage_name(got->storage), (long long)qc_tensor_numel(got));
         out->mismatches = -1;
         return -1;
     }
@@ -182,7 +182,7 @@ int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_
         mask = NULL;
     if (!strcmp(spec->rule, "bound") && (!bound || qc_tensor_numel(bound) != out->n)) {
         qc_appendf(detail, detail_len, "  %s: rule bound but the reference gives no %s.bound\n", spec->output,
-               spec->output);
+                   spec->output);
         out->mismatches = -1;
         return -1;
     }
@@ -225,14 +225,14 @@ int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_
     }
     if (has_budget && budgeted > spec->budget * (double)out->n) { /* over budget: every one of them counts */
         qc_appendf(detail, detail_len, "  %s: %lld %s differences exceed the budget of %.3g%% of %lld elements\n",
-               spec->output, (long long)budgeted, class_names[spec->budget_class], 100 * spec->budget,
-               (long long)out->n);
+                   spec->output, (long long)budgeted, class_names[spec->budget_class], 100 * spec->budget,
+                   (long long)out->n);
         out->mismatches += budgeted;
         out->allowed -= budgeted;
     }
     if (out->mismatches || out->allowed) {
         qc_appendf(detail, detail_len, "  %s: %lld of %lld elements differ (%lld within budget);", spec->output,
-               (long long)(out->mismatches + out->allowed), (long long)out->n, (long long)out->allowed);
+                   (long long)(out->mismatches + out->allowed), (long long)out->n, (long long)out->allowed);
         for (int c = 0; c < QC_MM_COUNT; c++)
             if (out->per_class[c])
                 qc_appendf(detail, detail_len, " %s=%lld", class_names[c], (long long)out->per_class[c]);

@@ -132,7 +132,7 @@ static void row(const qc_params *p, const qc_tensor *e, const qc_tensor *g, cons
             blocks_touched(prof, cols, per, touched, sizeof touched);
         if (per)
             qc_appendf(d, len, "  <- first divergence; error block-constant along K in blocks of %lld (blocks %s)",
-                   (long long)per, touched);
+                       (long long)per, touched);
         else
             qc_appendf(d, len, "  <- first divergence; error not block-structured along K");
         free(prof);
