@@ -8,8 +8,9 @@
  *         activations x s8 weights in int32, minus comp[n] = 128 * sum_k w[n][k] (s8s8
  *         compensation, gemm.cpp), then the fp32 epilogue of tinygemm_kernel_nn: bit-exact.
  * Blocking: BLIS's loops (see `blocking` below) around one 32 x 32 block of C (2 x 2 tiles of
- * 16 x 16 fp32/int32), parked in an accumulator between K chunks. Tiles: 0-3 C, 4-5 A (two 16-row
- * halves), 6-7 B. Why these loops: docs/DECISIONS.md (AMX) and docs/notes/amx/experiments.md.
+ * 16 x 16 fp32/int32), parked in an accumulator between K chunks and, after the last, converted
+ * by the epilogue from a block in L1. Tiles: 0-3 C, 4-5 A (two 16-row halves), 6-7 B. Why these
+ * loops: docs/DECISIONS.md (AMX) and docs/notes/amx/experiments.md.
  * Known departures from exact IEEE (documented, outside the sgl-cpu model only for tiny values):
  * TDPBF16PS and VCVTNE2PS2BF16 treat denormal inputs as zero and flush denormal results (Intel SDM
  * vol. 2); sgl-kernel runs the same instructions. Output rounding to bf16 is done by integer
@@ -21,14 +22,16 @@
 #include <string.h>
 
 /* The blocking (BLIS's): panels of nc output columns, K chunks of kc, groups of mc rows. The A of
- * a group's chunk (mc x kc) and the panel's B chunk (kc x nc) stay in L2, and each 32-column block
- * of B meets the group's 32-row blocks one after another. At kc 1024 that block (64 KiB) is larger
- * than L1 and comes from L2 each time; kc 256, which fits, was no faster (C then makes four times
- * as many round trips through the accumulator; docs/notes/amx/experiments.md §6). Rows are taken
- * `rows` at a time, so that the fp32 / int32 accumulator (rows x nc) stays small whatever M is (fp8
- * unpacks B once per row range). Results do not depend on it (each C element is one chain of TDPs
- * over K in the same order, chunk by chunk); only bench_amx changes it, to measure. */
-static qc_amx_blocking blocking = {256, 1024, 128, 2048}; /* the best of bench_amx --sweep on the lent Xeon */
+ * a group's chunk (mc x kc, 256 KiB) and the panel's B chunk (kc x nc, 1 MiB) stay in L2, and
+ * each 32-column block of B meets the group's 32-row blocks one after another. A long chunk means
+ * few round trips of C through the accumulator (each costs a pipeline drain of the four C tiles:
+ * kc 256 blocks with B in L1 ran at 0.97 of the peak with C kept in tiles and 0.65 with C loaded
+ * and stored); a small group keeps A's L2 share small. Rows are taken `rows` at a time, so that
+ * the fp32 / int32 accumulator (rows x nc) stays bounded whatever M is (fp8 unpacks B once per row
+ * range). Results do not depend on it (each C element is one chain of TDPs over K in the same
+ * order, chunk by chunk); only bench_amx changes it, to measure. Chosen over 14 blockings on the
+ * lent Xeon (docs/notes/amx/experiments.md §7). */
+static qc_amx_blocking blocking = {256, 2048, 64, 2048};
 #define NC blocking.nc
 #define KC blocking.kc
 #define MC blocking.mc
@@ -195,9 +198,10 @@ void qc_amx_act_free(qc_amx_act *a)
     memset(a, 0, sizeof *a);
 }
 
-/* ---- 32 x 32 micro-kernels over one K chunk (a, b: byte pointers; c: row stride ldc words) ---- */
+/* ---- 32 x 32 micro-kernels over one K chunk (a, b: byte pointers; c: row stride in words) ---- */
 
-static void c_tiles_load(void *c, int64_t ldc, int load)
+/* C tiles 0-3 from a 32 x 32 block of fp32 / int32 at c (row stride ld words), or zero. */
+static void c_tiles_load(const void *c, int64_t ld, int load)
 {
     if (!load) {
         _tile_zero(0);
@@ -206,42 +210,50 @@ static void c_tiles_load(void *c, int64_t ldc, int load)
         _tile_zero(3);
         return;
     }
-    float *f = c;
-    _tile_loadd(0, f, ldc * 4);
-    _tile_loadd(1, f + 16, ldc * 4);
-    _tile_loadd(2, f + 16 * ldc, ldc * 4);
-    _tile_loadd(3, f + 16 * ldc + 16, ldc * 4);
+    const float *f = c;
+    _tile_loadd(0, f, ld * 4);
+    _tile_loadd(1, f + 16, ld * 4);
+    _tile_loadd(2, f + 16 * ld, ld * 4);
+    _tile_loadd(3, f + 16 * ld + 16, ld * 4);
 }
 
-static void c_tiles_store(void *c, int64_t ldc)
+static void c_tiles_store(void *c, int64_t ld)
 {
     float *f = c;
-    _tile_stored(0, f, ldc * 4);
-    _tile_stored(1, f + 16, ldc * 4);
-    _tile_stored(2, f + 16 * ldc, ldc * 4);
-    _tile_stored(3, f + 16 * ldc + 16, ldc * 4);
+    _tile_stored(0, f, ld * 4);
+    _tile_stored(1, f + 16, ld * 4);
+    _tile_stored(2, f + 16 * ld, ld * 4);
+    _tile_stored(3, f + 16 * ld + 16, ld * 4);
 }
 
-/* One K chunk of a 32 x 32 block: a is a row block's chunk in tile order, b one column block's
- * chunk in packed order; both advance 2 KiB per K step (A: rows 0-15 then 16-31, 64 bytes each;
- * B: 16 pair rows (bf16, [kc/2][32][2]) or quad rows (s8, [kc/4][32][4]) of 128 bytes, a tile
- * taking 16 columns, 64 bytes, of each). bytes: the chunk's length in either. TDP names the
- * instruction (TDPBF16PS or TDPBUSD), whose tile operands must be constants: hence a macro. */
+/* One K chunk of a 32 x 32 block: C from cin (when load) plus a's chunk times b's, to cout. a is a
+ * row block's chunk in tile order, b one column block's chunk in packed order; both advance 2 KiB
+ * per K step (A: rows 0-15 then 16-31, 64 bytes each; B: 16 pair rows (bf16, [kc/2][32][2]) or
+ * quad rows (s8, [kc/4][32][4]) of 128 bytes, a tile taking 16 columns, 64 bytes, of each).
+ * bytes: the chunk's length in either. Each K step also prefetches pf_lines cache lines from pf
+ * into L2 (the next group's A, see chunk_times_a), none when pf is NULL. A is loaded with
+ * TILELOADDT1, the hint that its lines need not be kept in L1: a group's A is read again only
+ * after the group's other row blocks, from L2 in any case. The hint was worth 0 to 0.06 of the
+ * peak, never less (docs/notes/amx/experiments.md §7). TDP names the instruction (TDPBF16PS or
+ * TDPBUSD), whose tile operands must be constants: hence a macro. */
 #define BLOCK_2X2(name, TDP)                                                                                           \
-    static void name(const uint8_t *a, const uint8_t *b, void *c, int64_t ldc, int64_t bytes, int load)                \
+    static void name(const uint8_t *a, const uint8_t *b, const void *cin, int64_t ldin, void *cout, int64_t ldout,     \
+                     int64_t bytes, int load, const uint8_t *pf, int64_t pf_lines)                                     \
     {                                                                                                                  \
-        c_tiles_load(c, ldc, load);                                                                                    \
+        c_tiles_load(cin, ldin, load);                                                                                 \
         for (int64_t o = 0; o < bytes; o += 2048) {                                                                    \
-            _tile_loadd(4, a + o, 64);                                                                                 \
+            for (int64_t l = 0; pf && l < pf_lines; l++, pf += 64)                                                     \
+                _mm_prefetch((const char *)pf, _MM_HINT_T2);                                                           \
+            _tile_stream_loadd(4, a + o, 64);                                                                          \
             _tile_loadd(6, b + o, 128);                                                                                \
             TDP(0, 4, 6);                                                                                              \
             _tile_loadd(7, b + o + 64, 128);                                                                           \
             TDP(1, 4, 7);                                                                                              \
-            _tile_loadd(5, a + o + 1024, 64);                                                                          \
+            _tile_stream_loadd(5, a + o + 1024, 64);                                                                   \
             TDP(2, 5, 6);                                                                                              \
             TDP(3, 5, 7);                                                                                              \
         }                                                                                                              \
-        c_tiles_store(c, ldc);                                                                                         \
+        c_tiles_store(cout, ldout);                                                                                    \
     }
 
 BLOCK_2X2(block_bf16, _tile_dpbf16ps)
@@ -304,44 +316,69 @@ static void store16(void *c, int out_f32, int64_t off, __mmask16 mk, __m512 v)
 
 static __mmask16 tail_mask(int64_t left) { return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1); }
 
-/* c[i][jp..j1) = acc + bias for rows [0, m) (acc: row i at stride ACC_LD, column j - jp). */
-static void epilogue_f32(const float *acc, int64_t m, int64_t jp, int64_t j1, const float *bias, int out_f32, void *c,
-                         int64_t ldc)
+/* What turns one finished 32 x 32 block into output: the weights and scales, and where the block
+ * lands (c and as at the row range's first row, cols [j0, j1) of the panel, m rows in the range). */
+typedef struct epilogue {
+    const qc_amx_weights *w;
+    const float *as, *bs, *bias;
+    int out_f32;
+    uint8_t *c;
+    int64_t m, j0, j1;
+} epilogue;
+
+/* c[i][j0 + j] = blk[i][j] + bias, i < rows, j0 + j < j1 (blk: 32 x 32 fp32, row stride 32). */
+static void epilogue_f32(const epilogue *e, const float *blk, int64_t rows, int64_t j0, int64_t j1, uint8_t *c)
 {
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t j = jp; j < j1; j += 16) {
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = j0; j < j1; j += 16) {
             __mmask16 mk = tail_mask(j1 - j);
-            __m512 v = _mm512_maskz_loadu_ps(mk, acc + i * ACC_LD + (j - jp));
-            if (bias)
-                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, bias + j));
-            store16(c, out_f32, i * ldc + j, mk, v);
+            __m512 v = _mm512_maskz_loadu_ps(mk, blk + i * 32 + (j - j0));
+            if (e->bias)
+                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, e->bias + j));
+            store16(c, e->out_f32, i * e->w->n + j, mk, v);
         }
 }
 
 /* gemm_int8.cpp tinygemm_kernel_nn store lambda: cvtepi32_ps(acc - comp), * As[m], then
- * fmadd(., Bs[n], bias[n]) or * Bs[n]. comp of column j lies in block j/32 at word j%32. */
-static void epilogue_s8(const int32_t *acc, int64_t m, int64_t jp, int64_t j1, const qc_amx_weights *w, const float *as,
-                        const float *bs, const float *bias, int out_f32, void *c, int64_t ldc)
+ * fmadd(., Bs[n], bias[n]) or * Bs[n]. comp of column j lies in block j/32 at word j%32. as: the
+ * block's first row. */
+static void epilogue_s8(const epilogue *e, const int32_t *blk, int64_t rows, int64_t j0, int64_t j1, const float *as,
+                        uint8_t *c)
 {
+    const qc_amx_weights *w = e->w;
     const int8_t *base = w->packed;
-    for (int64_t j = jp; j < j1; j += 16) {
+    for (int64_t j = j0; j < j1; j += 16) {
         __mmask16 mk = tail_mask(j1 - j);
         const int32_t *comp = (const int32_t *)(base + (j / 32) * (32 * w->kp + 128) + 32 * w->kp) + j % 32;
         __m512i vcomp = _mm512_maskz_loadu_epi32(mk, comp);
-        __m512 vbs = _mm512_maskz_loadu_ps(mk, bs + j);
-        __m512 vbias = bias ? _mm512_maskz_loadu_ps(mk, bias + j) : _mm512_setzero_ps();
-        for (int64_t i = 0; i < m; i++) {
-            __m512i d = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(mk, acc + i * ACC_LD + (j - jp)), vcomp);
+        __m512 vbs = _mm512_maskz_loadu_ps(mk, e->bs + j);
+        __m512 vbias = e->bias ? _mm512_maskz_loadu_ps(mk, e->bias + j) : _mm512_setzero_ps();
+        for (int64_t i = 0; i < rows; i++) {
+            __m512i d = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(mk, blk + i * 32 + (j - j0)), vcomp);
             __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(d), _mm512_set1_ps(as[i]));
-            v = bias ? _mm512_fmadd_ps(v, vbs, vbias) : _mm512_mul_ps(v, vbs);
-            store16(c, out_f32, i * ldc + j, mk, v);
+            v = e->bias ? _mm512_fmadd_ps(v, vbs, vbias) : _mm512_mul_ps(v, vbs);
+            store16(c, e->out_f32, i * w->n + j, mk, v);
         }
     }
 }
 
+/* The block at row mb, column block q of the panel: its real rows and columns only. */
+static void epilogue_block(const epilogue *e, const void *blk, int64_t mb, int64_t q)
+{
+    int64_t rows = min64(32, e->m - mb), j0 = e->j0 + q * 32, j1 = min64(j0 + 32, e->j1);
+    uint8_t *c = e->c + (size_t)(mb * e->w->n) * (e->out_f32 ? 4 : 2);
+    if (rows <= 0 || j0 >= j1)
+        return;
+    if (e->w->type == QC_AMX_W_S8)
+        epilogue_s8(e, blk, rows, j0, j1, e->as + mb, c);
+    else
+        epilogue_f32(e, blk, rows, j0, j1, c);
+}
+
 /* ---- drivers: the loops of BLIS (Van Zee and van de Geijn, TOMS 2015) around the 32 x 32 blocks ---- */
 
-typedef void block_fn(const uint8_t *a, const uint8_t *b, void *c, int64_t ldc, int64_t bytes, int load);
+typedef void block_fn(const uint8_t *a, const uint8_t *b, const void *cin, int64_t ldin, void *cout, int64_t ldout,
+                      int64_t bytes, int load, const uint8_t *pf, int64_t pf_lines);
 
 /* One K chunk of a panel's B: nb blocks of 32 columns, block q at b + q * bstride bytes, in the
  * packed order [kc / step][32][step] (the same byte geometry as A's chunks). */
@@ -350,40 +387,58 @@ typedef struct b_chunk {
     int64_t bstride, nb;
 } b_chunk;
 
-/* acc[rows of a][panel] (+)= a's K chunk [k0, k0 + kc) times b: for each group of MC rows (its A
- * chunk, MC x kc, stays in L2), each 32-column block of B (kc x 32) meets every 32-row block of
- * the group in turn. k0 > 0 adds to the chunks before (fp32 / int32). */
-static void chunk_times_a(const qc_amx_act *a, int64_t k0, int64_t kc, const b_chunk *b, block_fn *blk, uint32_t *acc)
+/* a's K chunk [k0, k0 + kc) times b, added to the chunks before (k0 > 0) held in acc (row stride
+ * ACC_LD): for each group of MC rows (its A chunk, MC x kc, stays in L2), each 32-column block of
+ * B (kc x 32) meets every 32-row block of the group in turn.
+ * - A chunk that is not the last goes back to acc; the last goes through a 4 KiB block in L1
+ *   straight into the epilogue, so that C is written while its block is hot and acc is never read
+ *   back (nor, for K <= kc, used): the separate epilogue pass over acc cost 0.03-0.07 of the peak.
+ * - While a group runs, its blocks prefetch the next group's A chunk into L2, block (q, row block)
+ *   the q-th of nb parts of the same row block there. The first touch of each group's A otherwise
+ *   came from L3 at its latency (the hardware prefetcher stops at every 4 KiB page, two K steps),
+ *   and cost 0.08-0.11 of the peak (docs/notes/amx/experiments.md §7). */
+static void chunk_times_a(const qc_amx_act *a, int64_t k0, int64_t kc, const b_chunk *b, block_fn *blk, uint32_t *acc,
+                          const epilogue *last)
 {
-    int64_t es = a->esize, row_bytes = 32 * a->kp * es;
+    _Alignas(64) uint32_t out[32 * 32];
+    int64_t es = a->esize, row_bytes = 32 * a->kp * es, bytes = kc * 32 * es;
+    int64_t part = bytes / b->nb / 64 * 64, pf_lines = bytes ? part / 64 / (bytes / 2048) : 0;
     const uint8_t *a0 = (const uint8_t *)a->data + k0 * 32 * es;
     for (int64_t m0 = 0; m0 < a->mp; m0 += MC)
         for (int64_t q = 0; q < b->nb; q++)
-            for (int64_t mb = m0; mb < min64(m0 + MC, a->mp); mb += 32)
-                blk(a0 + mb / 32 * row_bytes, b->b + q * b->bstride, acc + mb * ACC_LD + q * 32, ACC_LD, kc * 32 * es,
-                    k0 > 0);
+            for (int64_t mb = m0; mb < min64(m0 + MC, a->mp); mb += 32) {
+                const uint8_t *ab = a0 + mb / 32 * row_bytes, *bb = b->b + q * b->bstride;
+                const uint8_t *pf = mb + MC < a->mp ? ab + MC / 32 * row_bytes + q * part : NULL;
+                uint32_t *cacc = acc ? acc + mb * ACC_LD + q * 32 : NULL; /* NULL: one chunk, never loaded */
+                if (!last) {
+                    blk(ab, bb, cacc, ACC_LD, cacc, ACC_LD, bytes, k0 > 0, pf, pf_lines);
+                    continue;
+                }
+                blk(ab, bb, cacc, ACC_LD, out, 32, bytes, k0 > 0, pf, pf_lines);
+                epilogue_block(last, out, mb, q);
+            }
 }
 
-/* The accumulator of one row range: rows x ACC_LD words, 64-byte aligned. Not zeroed: the first
- * K chunk starts from zero tiles and overwrites it (a 2 MiB memset per call was most of the time
- * of a small GEMM), except when K = 0 and no chunk runs. */
+/* The accumulator of one row range: rows x ACC_LD words, 64-byte aligned, used only when K takes
+ * more than one chunk. Not zeroed: the first chunk starts from zero tiles and overwrites it (a
+ * 2 MiB memset per call was most of the time of a small GEMM). */
 static void *acc_alloc(int64_t rows, int64_t kp)
 {
-    size_t bytes = (size_t)(rows * ACC_LD) * 4;
-    return kp ? aligned_alloc(64, bytes) : zalloc64(bytes);
+    return kp > KC ? aligned_alloc(64, (size_t)(rows * ACC_LD) * 4) : NULL;
 }
 
 /* c[:, n0..n1) for any weight type: bf16 and fp8 (unpacked to bf16 per chunk) through
- * TDPBF16PS and the fp32 epilogue, s8 through TDPBUSD and the int8 epilogue (as, bs). */
+ * TDPBF16PS and the fp32 epilogue, s8 through TDPBUSD and the int8 epilogue (as, bs). K = 0 runs
+ * one empty chunk, whose zero tiles give c = bias. */
 static int gemm_run(const qc_amx_act *a0, const qc_amx_weights *w, const float *as, const float *bs, const float *bias,
                     int out_f32, void *c, int64_t n0, int64_t n1)
 {
     int s8 = w->type == QC_AMX_W_S8, fp8 = w->type == QC_AMX_W_FP8;
     int64_t es = s8 ? 1 : 2, bstride = s8 ? 32 * w->kp + 128 : 32 * w->kp * 2; /* packed block stride, bytes */
-    int64_t rows = min64(ROWS, round_up(a0->m, 32));
+    int64_t rows = min64(ROWS, round_up(a0->m, 32)), chunks = w->kp ? (w->kp + KC - 1) / KC : 1;
     void *acc = acc_alloc(rows, w->kp);
     uint8_t *buf = fp8 ? aligned_alloc(64, (size_t)(NC * KC) * 2) : NULL;
-    if (!acc || (fp8 && !buf)) {
+    if ((w->kp > KC && !acc) || (fp8 && !buf)) {
         free(acc), free(buf);
         return 2;
     }
@@ -392,21 +447,18 @@ static int gemm_run(const qc_amx_act *a0, const qc_amx_weights *w, const float *
         int64_t j1 = min64(jp + NC, n1), nb = (j1 - jp + 31) / 32;
         for (int64_t r0 = 0; r0 < a0->m; r0 += ROWS) {
             qc_amx_act a = qc_amx_act_rows(a0, r0, min64(r0 + ROWS, a0->m));
-            for (int64_t k0 = 0; k0 < w->kp; k0 += KC) {
-                int64_t kc = min64(KC, w->kp - k0);
+            epilogue e = {
+                w, as ? as + r0 : NULL, bs, bias, out_f32, (uint8_t *)c + r0 * w->n * (out_f32 ? 4 : 2), a.m, jp, j1};
+            for (int64_t ci = 0; ci < chunks; ci++) {
+                int64_t k0 = ci * KC, kc = min64(KC, w->kp - k0);
                 b_chunk b = {(const uint8_t *)w->packed + jp / 32 * bstride + k0 * 32 * es, bstride, nb};
                 if (fp8) { /* unpacked to bf16 once per chunk, for every row block */
                     for (int64_t q = 0; q < nb; q++)
                         unpack_block(w, jp / 32 + q, k0, kc, (uint16_t *)(buf + q * kc * 64));
                     b = (b_chunk){buf, kc * 64, nb};
                 }
-                chunk_times_a(&a, k0, kc, &b, s8 ? block_s8 : block_bf16, acc);
+                chunk_times_a(&a, k0, kc, &b, s8 ? block_s8 : block_bf16, acc, ci == chunks - 1 ? &e : NULL);
             }
-            uint8_t *cr = (uint8_t *)c + r0 * w->n * (out_f32 ? 4 : 2);
-            if (s8)
-                epilogue_s8(acc, a.m, jp, j1, w, as + r0, bs, bias, out_f32, cr, w->n);
-            else
-                epilogue_f32(acc, a.m, jp, j1, bias, out_f32, cr, w->n);
         }
     }
     _tile_release();
