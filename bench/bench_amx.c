@@ -415,7 +415,8 @@ static void row(const char *what, int threads, int64_t m, int64_t n, int64_t k, 
  * the default; the best for bf16 is left set for the runs that follow. */
 static void sweep(void)
 {
-    static const int64_t ncs[] = {256, 512}, kcs[] = {256, 512, 1024}, mcs[] = {64, 128, 256}, rows[] = {512, 2048};
+    static const int64_t ncs[] = {128, 256, 512}, kcs[] = {512, 1024, 2048}, mcs[] = {32, 64, 128},
+                         rows[] = {512, 2048};
     qc_amx_blocking best = qc_amx_get_blocking();
     double gbest = 0;
     choose_cpu();
