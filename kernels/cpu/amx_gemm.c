@@ -226,24 +226,31 @@ static void c_tiles_store(void *c, int64_t ld)
     _tile_stored(3, f + 16 * ld + 16, ld * 4);
 }
 
+/* Lines to prefetch into L2 at each K step of a block, from a and from b (NULL: none). */
+typedef struct l2_prefetch {
+    const uint8_t *a, *b;
+    int64_t a_lines, b_lines;
+} l2_prefetch;
+
 /* One K chunk of a 32 x 32 block: C from cin (when load) plus a's chunk times b's, to cout. a is a
  * row block's chunk in tile order, b one column block's chunk in packed order; both advance 2 KiB
  * per K step (A: rows 0-15 then 16-31, 64 bytes each; B: 16 pair rows (bf16, [kc/2][32][2]) or
  * quad rows (s8, [kc/4][32][4]) of 128 bytes, a tile taking 16 columns, 64 bytes, of each).
- * bytes: the chunk's length in either. Each K step also prefetches pf_lines cache lines from pf
- * into L2 (the next group's A, see chunk_times_a), none when pf is NULL. A is loaded with
- * TILELOADDT1, the hint that its lines need not be kept in L1: a group's A is read again only
- * after the group's other row blocks, from L2 in any case. The hint was worth 0 to 0.06 of the
- * peak, never less (docs/notes/amx/experiments.md §7). TDP names the instruction (TDPBF16PS or
- * TDPBUSD), whose tile operands must be constants: hence a macro. */
+ * bytes: the chunk's length in either. Each K step also prefetches pf's lines into L2 (see
+ * chunk_times_a). A is loaded with TILELOADDT1, the hint that its lines need not be kept in L1:
+ * a group's A is read again only after the group's other row blocks, from L2 in any case. The
+ * hint was worth 0 to 0.06 of the peak, never less (docs/notes/amx/experiments.md §7). TDP names
+ * the instruction (TDPBF16PS or TDPBUSD), whose tile operands must be constants: hence a macro. */
 #define BLOCK_2X2(name, TDP)                                                                                           \
     static void name(const uint8_t *a, const uint8_t *b, const void *cin, int64_t ldin, void *cout, int64_t ldout,     \
-                     int64_t bytes, int load, const uint8_t *pf, int64_t pf_lines)                                     \
+                     int64_t bytes, int load, l2_prefetch pf)                                                          \
     {                                                                                                                  \
         c_tiles_load(cin, ldin, load);                                                                                 \
         for (int64_t o = 0; o < bytes; o += 2048) {                                                                    \
-            for (int64_t l = 0; pf && l < pf_lines; l++, pf += 64)                                                     \
-                _mm_prefetch((const char *)pf, _MM_HINT_T2);                                                           \
+            for (int64_t l = 0; pf.a && l < pf.a_lines; l++, pf.a += 64)                                               \
+                _mm_prefetch((const char *)pf.a, _MM_HINT_T2);                                                         \
+            for (int64_t l = 0; pf.b && l < pf.b_lines; l++, pf.b += 64)                                               \
+                _mm_prefetch((const char *)pf.b, _MM_HINT_T2);                                                         \
             _tile_stream_loadd(4, a + o, 64);                                                                          \
             _tile_loadd(6, b + o, 128);                                                                                \
             TDP(0, 4, 6);                                                                                              \
@@ -378,7 +385,7 @@ static void epilogue_block(const epilogue *e, const void *blk, int64_t mb, int64
 /* ---- drivers: the loops of BLIS (Van Zee and van de Geijn, TOMS 2015) around the 32 x 32 blocks ---- */
 
 typedef void block_fn(const uint8_t *a, const uint8_t *b, const void *cin, int64_t ldin, void *cout, int64_t ldout,
-                      int64_t bytes, int load, const uint8_t *pf, int64_t pf_lines);
+                      int64_t bytes, int load, l2_prefetch pf);
 
 /* One K chunk of a panel's B: nb blocks of 32 columns, block q at b + q * bstride bytes, in the
  * packed order [kc / step][32][step] (the same byte geometry as A's chunks). */
@@ -393,30 +400,35 @@ typedef struct b_chunk {
  * - A chunk that is not the last goes back to acc; the last goes through a 4 KiB block in L1
  *   straight into the epilogue, so that C is written while its block is hot and acc is never read
  *   back (nor, for K <= kc, used): the separate epilogue pass over acc cost 0.03-0.07 of the peak.
- * - While a group runs, its blocks prefetch the next group's A chunk into L2, block (q, row block)
- *   the q-th of nb parts of the same row block there. The first touch of each group's A otherwise
- *   came from L3 at its latency (the hardware prefetcher stops at every 4 KiB page, two K steps),
- *   and cost 0.08-0.11 of the peak (docs/notes/amx/experiments.md §7). */
+ * - Prefetches into L2, where the first touch would otherwise come from L3 at its latency (the
+ *   hardware prefetcher stops at every 4 KiB page, two K steps): while a group runs, block (q,
+ *   row block) prefetches the q-th of nb parts of the same row block of the next group's A; in
+ *   the first group, which meets each B block first, the row blocks prefetch the next B block, a
+ *   part each. A's first touch cost 0.08-0.11 of the peak; B's prefetch raised M = 128 (an MoE
+ *   expert's tokens) from 0.14 to 0.24 on 16 threads (docs/notes/amx/experiments.md §7). */
 static void chunk_times_a(const qc_amx_act *a, int64_t k0, int64_t kc, const b_chunk *b, block_fn *blk, uint32_t *acc,
                           const epilogue *last)
 {
     _Alignas(64) uint32_t out[32 * 32];
-    int64_t es = a->esize, row_bytes = 32 * a->kp * es, bytes = kc * 32 * es;
-    int64_t part = bytes / b->nb / 64 * 64, pf_lines = bytes ? part / 64 / (bytes / 2048) : 0;
+    int64_t es = a->esize, row_bytes = 32 * a->kp * es, bytes = kc * 32 * es, steps = bytes / 2048;
     const uint8_t *a0 = (const uint8_t *)a->data + k0 * 32 * es;
-    for (int64_t m0 = 0; m0 < a->mp; m0 += MC)
+    for (int64_t m0 = 0; m0 < a->mp; m0 += MC) {
+        int64_t m1 = min64(m0 + MC, a->mp), apart = bytes / b->nb / 64 * 64, bpart = bytes / ((m1 - m0) / 32) / 64 * 64;
         for (int64_t q = 0; q < b->nb; q++)
-            for (int64_t mb = m0; mb < min64(m0 + MC, a->mp); mb += 32) {
+            for (int64_t mb = m0; mb < m1; mb += 32) {
                 const uint8_t *ab = a0 + mb / 32 * row_bytes, *bb = b->b + q * b->bstride;
-                const uint8_t *pf = mb + MC < a->mp ? ab + MC / 32 * row_bytes + q * part : NULL;
+                l2_prefetch pf = {mb + MC < a->mp ? ab + MC / 32 * row_bytes + q * apart : NULL,
+                                  m0 == 0 && q + 1 < b->nb ? bb + b->bstride + (mb - m0) / 32 * bpart : NULL,
+                                  steps ? apart / 64 / steps : 0, steps ? bpart / 64 / steps : 0};
                 uint32_t *cacc = acc ? acc + mb * ACC_LD + q * 32 : NULL; /* NULL: one chunk, never loaded */
                 if (!last) {
-                    blk(ab, bb, cacc, ACC_LD, cacc, ACC_LD, bytes, k0 > 0, pf, pf_lines);
+                    blk(ab, bb, cacc, ACC_LD, cacc, ACC_LD, bytes, k0 > 0, pf);
                     continue;
                 }
-                blk(ab, bb, cacc, ACC_LD, out, 32, bytes, k0 > 0, pf, pf_lines);
+                blk(ab, bb, cacc, ACC_LD, out, 32, bytes, k0 > 0, pf);
                 epilogue_block(last, out, mb, q);
             }
+    }
 }
 
 /* The accumulator of one row range: rows x ACC_LD words, 64-byte aligned, used only when K takes
