@@ -170,6 +170,15 @@ static inline __attribute__((always_inline)) void elem_vectors(const float *xb, 
                                                 m, neg, even, finite));
 }
 
+/* The lanes of multipliers (or divisors) c whose product with any finite x is not NaN: for a finite
+ * x, x * c is never NaN when c is finite (overflow gives Inf), and x / c never when c is finite and
+ * nonzero (IEEE 754 §7.2: NaN only from 0 * Inf, Inf * 0, 0 / 0, Inf / Inf or a NaN operand). */
+static inline __mmask16 nan_free16(__m512 c, elem_kind kind)
+{
+    __mmask16 ok = _mm512_cmp_ps_mask(_mm512_abs_ps(c), _mm512_set1_ps(INFINITY), _CMP_LT_OQ); /* NaN fails too */
+    return kind == EL_DIV ? ok & _mm512_cmp_ps_mask(c, _mm512_setzero_ps(), _CMP_NEQ_OQ) : ok;
+}
+
 /* q[0..n) from x[0..n) in groups of `group` elements (the last may be shorter), multiplier c[b]
  * of group b. The op's kind, clamp and tie rule are arguments that elem_row passes as constants,
  * so that the compiler writes one loop per combination without a test inside. Whole groups of a
@@ -198,13 +207,7 @@ static inline __attribute__((always_inline)) void elem_row_with(const float *x, 
             __m512 cv = _mm512_maskz_loadu_ps(t, c + b);
             cv = kind == EL_MUL_FTZ ? ftz16(cv) : cv;
             _mm512_storeu_ps(cf, cv);
-            /* For a finite x, x * c is never NaN when c is finite (overflow gives Inf), and x / c
-             * never when c is finite and nonzero (IEEE 754 §7.2: NaN only from 0 * Inf, Inf * 0,
-             * 0 / 0, Inf / Inf or a NaN operand). */
-            __mmask16 ok = _mm512_cmp_ps_mask(_mm512_abs_ps(cv), _mm512_set1_ps(INFINITY), _CMP_LT_OQ);
-            if (kind == EL_DIV)
-                ok &= _mm512_cmp_ps_mask(cv, _mm512_setzero_ps(), _CMP_NEQ_OQ);
-            int fin = finite && (ok & t) == t;
+            int fin = finite && (nan_free16(cv, kind) & t) == t;
             const float *xb = x + b * group;
             uint8_t *qb = q + b * group;
             if (fin)
@@ -263,7 +266,7 @@ static int demotable(elem_op op, const float *c, size_t ngr, const mf_plan k)
 }
 
 /* Where a chunk may drop its clamp (two operations per vector): no product is NaN (finite x,
- * finite multipliers, no zero divisor: IEEE 754 §7.2), the bound is at or above the format's
+ * nan_free16 multipliers), the bound is at or above the format's
  * largest value, and the cast either saturates already or the bound is exactly that value. Then a
  * product beyond the bound, Inf included, gets the largest code of its sign with the clamp, and
  * without it under a saturating cast; every other product is left alone by the clamp and cannot
@@ -276,11 +279,7 @@ static int clamp_folds(elem_op op, const float *c, size_t ngr, const mf_plan k, 
         !(k.saturates || op.clamp_max == k.maxvalue))
         return 0;
     __mmask16 t = tail(ngr);
-    __m512 cv = _mm512_maskz_loadu_ps(t, c);
-    __mmask16 ok = _mm512_cmp_ps_mask(_mm512_abs_ps(cv), _mm512_set1_ps(INFINITY), _CMP_LT_OQ); /* NaN fails too */
-    if (op.kind == EL_DIV)
-        ok &= _mm512_cmp_ps_mask(cv, _mm512_setzero_ps(), _CMP_NEQ_OQ);
-    return (ok & t) == t;
+    return (nan_free16(_mm512_maskz_loadu_ps(t, c), op.kind) & t) == t;
 }
 
 static void elem_row(const float *x, size_t n, size_t group, const float *c, uint8_t *q, elem_op op, const mf_plan plan,
