@@ -414,9 +414,12 @@ uint8_t slow_e8m0_encode(float x, const qc_cast_policy *p)
             return 0xFF;
         return a == 0 ? 0 : (uint8_t)linear_rne(a);
 
-    case QC_E8M0_MLDTYPES: /* no zero, unsigned: zero, negatives (also -0), NaN, Inf -> NaN */
+    case QC_E8M0_MLDTYPES:    /* no zero, unsigned: zero, negatives (also -0), NaN, Inf -> NaN */
+    case QC_E8M0_MLDTYPES_06: /* 0.7: the nearest 2^(E-127) by value, ties up; 0.6: as torch */
         if (nan || inf || neg || a == 0)
             return 0xFF;
+        if (p->e8m0 == QC_E8M0_MLDTYPES && a < TWO_M126)
+            return a >= 1.5 * TWO_M127;
         return (uint8_t)linear_rne(a);
 
     case QC_E8M0_CEIL: /* cvt.rp.satfinite on |x|: smallest 2^(E-127) >= |x|, E in [0, 254] */

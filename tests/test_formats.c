@@ -103,6 +103,7 @@ static const e8m0_cfg e8m0_full_cfgs[] = {
     {QC_E8M0_FLOOR_SAT, 0, 3}, {QC_E8M0_RCEIL, 0, 3},        {QC_E8M0_DEEPGEMM, 0, 3},
     {QC_E8M0_FLOOR, 8, 3},     {QC_E8M0_TORCHAO_CEIL, 2, 3}, {QC_E8M0_EVEN, 2, 1},
     {QC_E8M0_TRITON_UP, 0, 3}, {QC_E8M0_TRITON_DOWN, 0, 3},  {QC_E8M0_LOG2_CEIL, 0, 3},
+    {QC_E8M0_MLDTYPES_06, 0, 3},
 };
 #define N_E8M0_FULL ((int)(sizeof e8m0_full_cfgs / sizeof e8m0_full_cfgs[0]))
 
@@ -354,6 +355,11 @@ static const e8vec e8m0_vectors[] = {
     {QC_E8M0_RNE, 0, 3, 0x00400001, 0x01, "§11"}, {QC_E8M0_CEIL, 0, 3, 0x00400001, 0x01, "§11"},
     {QC_E8M0_DEEPGEMM, 0, 3, 0x00400001, 0x01, "§11"}, {QC_E8M0_RCEIL, 0, 3, 0x00400001, 0x01, "§2.2 rceil"},
     {QC_E8M0_RCEIL, 0, 3, 0x00400000, 0x00, "§2.2 rceil"},
+    /* fp32 subnormals: ml_dtypes 0.7.0 rounds by value, 0.5.1-0.6.0 up (recorded with each release) */
+    {QC_E8M0_MLDTYPES, 0, 3, 0x00400001, 0x00, "ml_dtypes 0.7.0"}, {QC_E8M0_MLDTYPES, 0, 3, 0x005FFFFF, 0x00, "ml_dtypes 0.7.0"},
+    {QC_E8M0_MLDTYPES, 0, 3, 0x00600000, 0x01, "ml_dtypes 0.7.0"}, {QC_E8M0_MLDTYPES, 0, 3, 0x00000001, 0x00, "ml_dtypes 0.7.0"},
+    {QC_E8M0_MLDTYPES_06, 0, 3, 0x00400001, 0x01, "ml_dtypes 0.6.0"}, {QC_E8M0_MLDTYPES_06, 0, 3, 0x005FFFFF, 0x01, "ml_dtypes 0.6.0"},
+    {QC_E8M0_MLDTYPES_06, 0, 3, 0x00400000, 0x00, "ml_dtypes 0.6.0"}, {QC_E8M0_MLDTYPES_06, 0, 3, 0x00000000, 0xFF, "ml_dtypes 0.6.0"},
     {QC_E8M0_RNE, 0, 3, 0x7F400000, 0xFF, "§11 1.5*2^127"}, {QC_E8M0_MLDTYPES, 0, 3, 0x7F400000, 0xFF, "§11"},
     {QC_E8M0_CEIL, 0, 3, 0x7F400000, 0xFE, "§11"}, {QC_E8M0_RCEIL, 0, 3, 0x7F400000, 0xFF, "§11"},
     {QC_E8M0_FLOOR, 0, 3, 0x7F400000, 0xFE, "§11"}, {QC_E8M0_DEEPGEMM, 0, 3, 0x7F400000, 0xFE, "§11"},

@@ -251,12 +251,16 @@ static inline __m512i e8_encode16(const qc_cast_policy *p, __m512i bits)
     __m512i fnz = _mm512_maskz_mov_epi32(_mm512_test_epi32_mask(f, f), V1(1));
     switch (p->e8m0) {
     case QC_E8M0_RNE:
-    case QC_E8M0_MLDTYPES: { /* linear RNE; the implicit bit decides the tie */
+    case QC_E8M0_MLDTYPES:
+    case QC_E8M0_MLDTYPES_06: { /* linear RNE; the implicit bit decides the tie */
         __m512i guard = _mm512_and_si512(_mm512_srli_epi32(f, 22), V1(1));
         __mmask16 sticky = _mm512_test_epi32_mask(f, V1(0x3FFFFF)) | _mm512_test_epi32_mask(e, e);
         __m512i r = _mm512_mask_add_epi32(e, sticky & _mm512_test_epi32_mask(guard, guard), e, V1(1));
+        if (p->e8m0 == QC_E8M0_MLDTYPES) /* ml_dtypes 0.7: a subnormal rounds up from 1.5*2^-127 on */
+            r = _mm512_mask_mov_epi32(r, _mm512_cmpeq_epi32_mask(e, zero),
+                                      _mm512_maskz_mov_epi32(_mm512_cmpge_epu32_mask(f, V1(0x600000)), V1(1)));
         __mmask16 bad = nonfinite | _mm512_cmpgt_epu32_mask(r, V1(254));
-        if (p->e8m0 == QC_E8M0_MLDTYPES)
+        if (p->e8m0 != QC_E8M0_RNE)
             bad |= _mm512_cmplt_epi32_mask(bits, zero) | _mm512_cmpeq_epi32_mask(abs, zero);
         return _mm512_mask_mov_epi32(r, bad, V1(0xFF));
     }

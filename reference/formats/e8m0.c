@@ -30,6 +30,14 @@ static QC_HD uint32_t linear_rne(fp32_fields v)
 /* ceil(log2 |x|) + 127, clamped below at 0: byte 0 is 2^-127, so an fp32 subnormal rounds up to
  * byte 1 only when it exceeds 2^-127 (bits 0x00400000). Same as CUDA's host path through bf16
  * with round-up, and torchao's _f32_to_e8m0_rceil. */
+/* The nearest of the powers of two 2^(E-127), E >= 0, by value, ties (1.5*2^k) up: as linear_rne
+ * for normals, but a subnormal rounds up only from 1.5*2^-127 (bits 0x00600000) on. ml_dtypes 0.7.0
+ * rounds this way; 0.5-0.6 rounded every subnormal above 2^-127 up (docs/spec/formats.md §2.2, §14). */
+static QC_HD uint32_t nearest_ties_up(fp32_fields v)
+{
+    return v.e ? linear_rne(v) : v.f >= 0x600000u;
+}
+
 static QC_HD uint32_t ceil_exponent(fp32_fields v)
 {
     if (v.e == 0)
@@ -62,10 +70,13 @@ QC_HD uint8_t qcref_e8m0_encode(float x, const qc_cast_policy *p)
     switch (p->e8m0) {
     case QC_E8M0_RNE: /* torch: sign ignored, zero -> 0x00, rounding 2^127 up gives NaN */
         return nonfinite ? E8M0_NAN : (uint8_t)(linear_rne(v) > 254 ? E8M0_NAN : linear_rne(v));
-    case QC_E8M0_MLDTYPES: /* as torch, but no zero and no negatives: both are NaN */
+    case QC_E8M0_MLDTYPES:    /* no zero and no negatives: both are NaN; subnormals by value */
+    case QC_E8M0_MLDTYPES_06: { /* as torch, but no zero and no negatives */
+        uint32_t E = p->e8m0 == QC_E8M0_MLDTYPES ? nearest_ties_up(v) : linear_rne(v);
         if ((bits >> 31) || abs_bits == 0 || nonfinite)
             return E8M0_NAN;
-        return (uint8_t)(linear_rne(v) > 254 ? E8M0_NAN : linear_rne(v));
+        return (uint8_t)(E > 254 ? E8M0_NAN : E);
+    }
     case QC_E8M0_CEIL: /* cvt.rp.satfinite: |x|, NaN -> 0xFF, Inf and overflow -> 0xFE */
         if (is_nan)
             return E8M0_NAN;

@@ -93,7 +93,7 @@ typedef enum qc_zero_sign {
 /* fp32 -> e8m0 rules in the wild (spec §2.2); names are the CLI's --e8m0 values. */
 typedef enum qc_e8m0_rule {
     QC_E8M0_RNE,          /* torch .to(float8_e8m0fnu): linear RNE, sign ignored, 0 -> 0x00 */
-    QC_E8M0_MLDTYPES,     /* ml_dtypes cast: linear RNE, zero and negatives -> NaN 0xFF */
+    QC_E8M0_MLDTYPES,     /* ml_dtypes >= 0.7 cast: nearest power of two (ties up), zero and negatives -> NaN */
     QC_E8M0_CEIL,         /* cvt.rp.satfinite.ue8m0x2.f32 (CUDA __nv_cvt_float_to_e8m0 RoundPosInf) */
     QC_E8M0_FLOOR_SAT,    /* cvt.rz.satfinite.ue8m0x2.f32 (CUDA __nv_cvt_float_to_e8m0 RoundZero) */
     QC_E8M0_RCEIL,        /* torchao _f32_to_e8m0_rceil: ceil, no saturation */
@@ -104,6 +104,7 @@ typedef enum qc_e8m0_rule {
     QC_E8M0_TRITON_UP,    /* triton_kernels ROUND_UP: (bits + 0x7FFFFF) & 0x7F800000 */
     QC_E8M0_TRITON_DOWN,  /* triton_kernels ROUND_DOWN: bits & 0x7F800000 */
     QC_E8M0_LOG2_CEIL,    /* exp2(ceil(log2(x))) in float (sglang/vLLM Triton, modelopt): libm log2f */
+    QC_E8M0_MLDTYPES_06,  /* ml_dtypes 0.5-0.6 cast: as 0.7, but an fp32 subnormal above 2^-127 rounds up */
     QC_E8M0_RULE_COUNT
 } qc_e8m0_rule;
 

@@ -18,6 +18,7 @@ static const char *const e8m0_rule_names[QC_E8M0_RULE_COUNT] = {
     [QC_E8M0_FLOOR] = "floor",            [QC_E8M0_TORCHAO_CEIL] = "torchao-ceil",
     [QC_E8M0_EVEN] = "even",              [QC_E8M0_TRITON_UP] = "triton-up",
     [QC_E8M0_TRITON_DOWN] = "triton-down", [QC_E8M0_LOG2_CEIL] = "log2-ceil",
+    [QC_E8M0_MLDTYPES_06] = "ml_dtypes-0.6",
 };
 
 static const char *const e8m0_decoder_names[QC_E8M0_DECODER_COUNT] = {
