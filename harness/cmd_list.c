@@ -7,6 +7,7 @@
 
 #include "cases.h"
 #include "registry.h"
+#include "result.h"
 
 const char *qc_cases_dir(void);
 
@@ -87,7 +88,8 @@ static void list_profiles(void)
 {
     for (int i = 0; i < qc_cast_profile_count(); i++) {
         const qc_cast_profile *p = qc_cast_profile_at(i);
-        printf("%s (cast)\n  reproduces: %s\n", p->name, p->reproduces);
+        printf("%s (cast)\n  library: %s %s\n  reproduces: %s\n", p->name, p->of.library, p->of.versions,
+               p->reproduces);
         printf("  fp8: overflow %s, NaN %s/%s; bf16: overflow %s, NaN %s/%s; f16: overflow %s, NaN %s/%s\n",
                qc_overflow_name(p->fp8.overflow), qc_nan_sign_name(p->fp8.nan_sign),
                qc_nan_code_name(p->fp8.nan_code), qc_overflow_name(p->bf16.overflow),
@@ -113,8 +115,34 @@ static void list_recipe_profiles(void)
     }
     for (int i = 0; i < qc_recipe_profile_count(); i++) {
         const qc_recipe_profile *p = qc_recipe_profile_at(i);
-        printf("%s (recipe %s)\n  reproduces: %s\n", p->name, qc_recipe_name(p->recipe), p->reproduces);
+        printf("%s (recipe %s)\n  library: %s %s\n  reproduces: %s\n", p->name, qc_recipe_name(p->recipe),
+               p->of.library, p->of.versions, p->reproduces);
     }
+}
+
+/* --for LIB==VERSION: the cast profile that names that release (what the oracle tests select). */
+static int profile_for(const char *spec)
+{
+    const char *sep = strstr(spec, "==");
+    char lib[64];
+    if (!sep || sep == spec || !sep[2] || (size_t)(sep - spec) >= sizeof lib) {
+        qc_error("list", "--for %s: expected LIBRARY==VERSION (e.g. ml_dtypes==0.7.0)", spec);
+        return QC_EXIT_USAGE;
+    }
+    snprintf(lib, sizeof lib, "%.*s", (int)(sep - spec), spec);
+    const qc_cast_profile *p = qc_cast_profile_for(lib, sep + 2);
+    if (p) {
+        printf("%s\n", p->name);
+        return QC_EXIT_OK;
+    }
+    char known[512] = "";
+    for (int i = 0; i < qc_cast_profile_count(); i++)
+        if (!strcmp(qc_cast_profile_at(i)->of.library, lib))
+            qc_appendf(known, sizeof known, "%s %s (%s)", known[0] ? "," : "", qc_cast_profile_at(i)->name,
+                       qc_cast_profile_at(i)->of.versions);
+    qc_error("list", "no profile reproduces %s %s%s%s", lib, sep + 2, known[0] ? "; profiles of it:" : " (no profile names that library)",
+             known);
+    return QC_EXIT_USAGE;
 }
 
 static void list_e8m0(void)
@@ -131,12 +159,19 @@ static void list_e8m0(void)
 int cmd_list(int argc, char **argv)
 {
     qc_args a;
-    if (qc_parse_args(&a, "list", argc, argv, NULL) || qc_check_all_used(&a))
+    if (qc_parse_args(&a, "list", argc, argv, NULL))
+        return QC_EXIT_USAGE;
+    const char *for_lib = qc_opt(&a, "for");
+    if (qc_check_all_used(&a))
         return QC_EXIT_USAGE;
     if (a.help) {
-        printf("usage: qcheck list [cases|ops|backends|profiles|layouts|formats|e8m0]   (no argument: all)\n");
+        printf("usage: qcheck list [cases|ops|backends|profiles|layouts|formats|e8m0]   (no argument: all)\n"
+               "       qcheck list profiles --for LIBRARY==VERSION   the cast profile that reproduces that release\n"
+               "                                                     (exit 2 when none does)\n");
         return QC_EXIT_OK;
     }
+    if (for_lib)
+        return profile_for(for_lib);
     const char *what = a.npos ? a.pos[0] : "all";
     int all = strcmp(what, "all") == 0;
     if (all || strcmp(what, "formats") == 0)

@@ -8,8 +8,10 @@
 static const qc_cast_profile cast_profiles[] = {
     {
         .name = "ml_dtypes",
-        .reproduces = "ml_dtypes 0.6 astype (float8.h/mxfloat.h ConvertImpl): non-saturating, NaN keeps "
-                      "its sign as the quiet NaN (e5m2 0x7E), e8m0 of zero or negative is NaN; bf16 as "
+        .of = {"ml_dtypes", "0.7"},
+        .reproduces = "ml_dtypes 0.7 astype (float8.h/mxfloat.h ConvertImpl): non-saturating, NaN keeps "
+                      "its sign as the quiet NaN (e5m2 0x7E), e8m0 of zero or negative is NaN and an fp32 "
+                      "subnormal goes to the nearer of 2^-127 and 2^-126 (ties up); bf16 as "
                       "ml_dtypes.bfloat16 (0x7FC0|sign), f16 as numpy.float16 (payload truncated)",
         .fp8 = {QC_OVERFLOW_NAN, QC_NAN_KEEP, QC_NANCODE_QUIET},
         .bf16 = {QC_OVERFLOW_NAN, QC_NAN_KEEP, QC_NANCODE_QUIET},
@@ -21,7 +23,22 @@ static const qc_cast_profile cast_profiles[] = {
         .e8m0_decoder = QC_E8M0_DEC_TORCH,
     },
     {
+        .name = "ml_dtypes-0.6",
+        .of = {"ml_dtypes", "0.5 0.6"},
+        .reproduces = "ml_dtypes 0.5.x and 0.6.x (0.5.1, 0.5.4 and 0.6.0 give identical bytes): as ml_dtypes, "
+                      "except that e8m0 rounds every fp32 subnormal above 2^-127 up to 2^-126 (docs/spec/formats.md §14)",
+        .fp8 = {QC_OVERFLOW_NAN, QC_NAN_KEEP, QC_NANCODE_QUIET},
+        .bf16 = {QC_OVERFLOW_NAN, QC_NAN_KEEP, QC_NANCODE_QUIET},
+        .f16 = {QC_OVERFLOW_NAN, QC_NAN_KEEP, QC_NANCODE_PAYLOAD},
+        .ties = QC_TIES_EVEN,
+        .nonan = QC_NONAN_MLDTYPES,
+        .zero_sign = QC_ZERO_KEEP,
+        .e8m0 = QC_E8M0_MLDTYPES_06,
+        .e8m0_decoder = QC_E8M0_DEC_TORCH,
+    },
+    {
         .name = "torch",
+        .of = {"torch", "2.11"},
         .reproduces = "torch 2.11 eager/CUDA casts (c10 Float8_*.h, BFloat16.h, Half.h; measured on an H200, "
                       "spec §13): e4m3fn non-saturating with NaN 0x7F|sign, e5m2 NaN 0x7F|sign and Inf on "
                       "overflow, bf16 NaN 0x7FC0, f16 NaN 0x7E00|sign, e8m0 linear RNE ignoring the sign "
@@ -37,6 +54,7 @@ static const qc_cast_profile cast_profiles[] = {
     },
     {
         .name = "ptx",
+        .of = {"PTX cvt on sm_90", "CUDA-13.0 H200"},
         .reproduces = "the GPU's cvt instructions (PTX ISA; CUDA host emulation in cuda_fp8.hpp, cuda_fp6.hpp, "
                       "cuda_fp4.hpp; measured on an H200, spec §13): cvt.rn.satfinite for fp8/fp6/e2m1 with "
                       "NaN -> 0x7F and e2m1/fp6 NaN -> +max, cvt.rp.satfinite for e8m0, cvt.rn for bf16/f16 "
@@ -63,6 +81,27 @@ const qc_cast_profile *qc_cast_profile_find(const char *name)
 {
     for (int i = 0; i < qc_cast_profile_count(); i++)
         if (strcmp(cast_profiles[i].name, name) == 0)
+            return &cast_profiles[i];
+    return NULL;
+}
+
+int qc_provenance_covers(const qc_provenance *v, const char *version)
+{
+    const char *t = v->versions;
+    while (t && *t) {
+        size_t n = strcspn(t, " ");
+        if (*t >= '0' && *t <= '9' && strncmp(t, version, n) == 0 && (version[n] == '\0' || version[n] == '.'))
+            return 1;
+        t += n + (t[n] == ' ');
+    }
+    return 0;
+}
+
+const qc_cast_profile *qc_cast_profile_for(const char *library, const char *version)
+{
+    for (int i = 0; i < qc_cast_profile_count(); i++)
+        if (cast_profiles[i].of.library && strcmp(cast_profiles[i].of.library, library) == 0 &&
+            qc_provenance_covers(&cast_profiles[i].of, version))
             return &cast_profiles[i];
     return NULL;
 }
@@ -100,6 +139,19 @@ qc_cast_policy qc_cast_profile_policy(const qc_cast_profile *p, qc_format f)
 #define OCP_SRC "microsoft/microxcaling:mx/mx_ops.py (_shared_exponents, _quantize_mx), mx/elemwise_ops.py " \
     "(round 'nearest' = ties away, saturate_normals) = OCP MX v1.0 §6.3; spec §5"
 
+/* What each row was read from (docs/spec/README.md lists the snapshots). sglang and sgl-kernel
+ * files were read one by one, without a recorded commit. */
+#define OF_SGL_KERNEL {"sgl-kernel", "source-read"}
+#define OF_SGLANG {"sglang", "source-read"}
+#define OF_SGLANG_TRITON {"sglang Triton kernels", "source-read; scale rule measured with triton 3.6 on an H200"}
+#define OF_DEEPGEMM {"DeepGEMM", "@54e2261"}
+#define OF_VLLM {"vLLM", "PR-53346"}
+#define OF_TORCHAO {"torchao", "@36027d8 (with torch 2.11)"}
+#define OF_OCP {"microxcaling (OCP MX v1.0)", "@7bc4195"}
+#define OF_FLASHINFER {"flashinfer", "@fb28d72"}
+#define OF_TRITON_KERNELS {"triton_kernels", "source-read"}
+#define OF_AITER {"aiter", "@e404860"}
+
 static const qc_recipe_profile recipe_profiles[] = {
     /* ---- tensor (spec §6.3) ---- */
     {"sgl-kernel", QC_RECIPE_TENSOR,
@@ -108,42 +160,42 @@ static const qc_recipe_profile recipe_profiles[] = {
      "q = fmaxf(fminf(x*(1/s), 448), -448) -> c10 e4m3fn; all-zero -> 1/0 = Inf, 0*Inf = NaN -> 0x7E "
      "(B26); sgl-kernel/csrc/gemm/per_tensor_quant_fp8.cu, CMakeLists.txt common_ops_sm90_build",
      "torch", 0, NULL,
-     {.elem = QC_E4M3FN, .div_mode = QC_DIV_FAST, .clamp = QC_CLAMP_FMINF}},
+     {.elem = QC_E4M3FN, .div_mode = QC_DIV_FAST, .clamp = QC_CLAMP_FMINF}, OF_SGL_KERNEL},
     {"sgl-kernel-sm100", QC_RECIPE_TENSOR,
      "the same kernel in sgl-kernel's precise-math sm100 build: IEEE amax/448 and 1/s",
-     "torch", 0, NULL, {.elem = QC_E4M3FN, .clamp = QC_CLAMP_FMINF}},
+     "torch", 0, NULL, {.elem = QC_E4M3FN, .clamp = QC_CLAMP_FMINF}, OF_SGL_KERNEL},
     {"sglang-native", QC_RECIPE_TENSOR,
      "sglang HIP fallback without aiter (fp8_kernel.py _native_dynamic_per_tensor_quant_fp8 / static): "
      "amax.clamp(1e-12) (NaN propagates), s = amax / fp8_max as torch on the GPU (t * fl32(1/c), §13), "
      "q = clamp(x / s) -> fp8 (torch cast)",
      "torch", 0, NULL,
      {.elem = QC_E4M3FN, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-12f,
-      .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_TORCH}},
+      .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_TORCH}, OF_SGLANG},
     {"input-to-float8", QC_RECIPE_TENSOR,
      "sglang fp8_utils.py input_to_float8 (non-CUDA path): amax = max(|min|, |max|).clamp(1e-12), "
      "scale = fp_max / amax, q = clamp(x * scale) -> fp8, returns scale.reciprocal() as the dequant scale",
      "torch", 0, NULL,
      {.elem = QC_E4M3FN, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-12f,
-      .scale_op = QC_SCALE_RCP_OF_MULT, .elem_op = QC_ELEM_MUL_MAX_AMAX, .clamp = QC_CLAMP_TORCH}},
+      .scale_op = QC_SCALE_RCP_OF_MULT, .elem_op = QC_ELEM_MUL_MAX_AMAX, .clamp = QC_CLAMP_TORCH}, OF_SGLANG},
 
     /* ---- token (spec §6.3) ---- */
     {"sgl-kernel", QC_RECIPE_TOKEN,
      "sgl-kernel sgl_per_token_quant_fp8 small-batch kernel, sm90 fast-math build: fmaxf amax, "
      "s = amax/448, q = fmaxf(fminf(x*(1/s), 448), -448) -> __nv_fp8_e4m3 (satfinite); no zero guard, so "
      "an all-zero row gives 0x7E bytes (B26); sgl-kernel/csrc/gemm/per_token_quant_fp8.cu",
-     "ptx", 0, NULL, {.elem = QC_E4M3FN, .div_mode = QC_DIV_FAST, .clamp = QC_CLAMP_FMINF}},
+     "ptx", 0, NULL, {.elem = QC_E4M3FN, .div_mode = QC_DIV_FAST, .clamp = QC_CLAMP_FMINF}, OF_SGL_KERNEL},
     {"sgl-kernel-warp", QC_RECIPE_TOKEN,
      "the warp kernel of the same op (num_tokens >= 2*SMs*8): as sgl-kernel, but scale 0 -> "
      "scale_inv 0, so an all-zero row gives 0x00 (spec §6.3) [derived]",
-     "ptx", 0, NULL, {.elem = QC_E4M3FN, .div_mode = QC_DIV_FAST, .zero_guard = 1, .clamp = QC_CLAMP_FMINF}},
+     "ptx", 0, NULL, {.elem = QC_E4M3FN, .div_mode = QC_DIV_FAST, .zero_guard = 1, .clamp = QC_CLAMP_FMINF}, OF_SGL_KERNEL},
     {"sgl-kernel-sm100", QC_RECIPE_TOKEN, "the small-batch kernel in the precise-math sm100 build",
-     "ptx", 0, NULL, {.elem = QC_E4M3FN, .clamp = QC_CLAMP_FMINF}},
+     "ptx", 0, NULL, {.elem = QC_E4M3FN, .clamp = QC_CLAMP_FMINF}, OF_SGL_KERNEL},
     {"sglang-native", QC_RECIPE_TOKEN,
      "sglang HIP fallback per-token (fp8_kernel.py _native_dynamic_per_token_quant_fp8): as the "
      "per-tensor fallback, per row",
      "torch", 0, NULL,
      {.elem = QC_E4M3FN, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-12f,
-      .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_TORCH}},
+      .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_TORCH}, OF_SGLANG},
 
     /* ---- token_group (spec §6.2, §13, B12) ---- */
     {"triton-row", QC_RECIPE_TOKEN_GROUP,
@@ -153,12 +205,12 @@ static const qc_recipe_profile recipe_profiles[] = {
      "exp2(ceil(log2(s)))",
      "ptx", 0, NULL,
      {.elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, .div_mode = QC_DIV_FULL,
-      .pow2 = QC_POW2_LOG2_CEIL, .clamp = QC_CLAMP_TRITON}},
+      .pow2 = QC_POW2_LOG2_CEIL, .clamp = QC_CLAMP_TRITON}, OF_SGLANG_TRITON},
     {"triton-col", QC_RECIPE_TOKEN_GROUP,
      "sglang Triton _per_token_group_quant_8bit_colmajor: as triton-row with q = x / s (division)",
      "ptx", 0, NULL,
      {.elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, .div_mode = QC_DIV_FULL,
-      .pow2 = QC_POW2_LOG2_CEIL, .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_TRITON}},
+      .pow2 = QC_POW2_LOG2_CEIL, .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_TRITON}, OF_SGLANG_TRITON},
     {"sgl-kernel", QC_RECIPE_TOKEN_GROUP,
      "sgl-kernel per_token_group_quant_8bit, sm90 fast-math build: fmaxf amax floored at 1e-10, stored "
      "s = amax * (1/448), q = x * (448/amax) -> __nv_cvt_float2_to_fp8x2 satfinite, no clamp; ue8m0: "
@@ -167,12 +219,12 @@ static const qc_recipe_profile recipe_profiles[] = {
      "ptx", 0, NULL,
      {.elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, .scale_op = QC_SCALE_MUL_RCP,
       .div_mode = QC_DIV_FAST, .pow2 = QC_POW2_E8M0, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_SHIFT),
-      .elem_op = QC_ELEM_MUL_MAX_AMAX}},
+      .elem_op = QC_ELEM_MUL_MAX_AMAX}, OF_SGL_KERNEL},
     {"sgl-kernel-sm100", QC_RECIPE_TOKEN_GROUP, "the same kernel in the precise-math sm100 build",
      "ptx", 0, NULL,
      {.elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, .scale_op = QC_SCALE_MUL_RCP,
       .pow2 = QC_POW2_E8M0, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_SHIFT),
-      .elem_op = QC_ELEM_MUL_MAX_AMAX}},
+      .elem_op = QC_ELEM_MUL_MAX_AMAX}, OF_SGL_KERNEL},
     {"deepgemm-ref", QC_RECIPE_TOKEN_GROUP,
      "DeepGEMM deep_gemm/utils/math.py per_token_cast_to_fp8 (torch on the GPU): amax.clamp(1e-4) (NaN "
      "propagates), s = amax / 448 (t * fl32(1/448), §13), q = x * (1/s) -> torch e4m3fn; ue8m0: "
@@ -180,14 +232,14 @@ static const qc_recipe_profile recipe_profiles[] = {
      "torch", 0, NULL,
      {.elem = QC_E4M3FN, .group = 128, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-4f,
       .scale_op = QC_SCALE_MUL_RCP, .pow2 = QC_POW2_E8M0,
-      .pow2_policy = POW2(QC_E8M0_DEEPGEMM, QC_E8M0_DEC_EXP2)}},
+      .pow2_policy = POW2(QC_E8M0_DEEPGEMM, QC_E8M0_DEC_EXP2)}, OF_DEEPGEMM},
     {"vllm-cpp", QC_RECIPE_TOKEN_GROUP,
      "vLLM C++ per_token_group_quant (vllm-project/vllm#53339 / PR #53346): y_s = amax / 448, eps on "
      "the scale: fmaxf(y_s, 1e-10) (all-zero group under ue8m0 -> 2^-33, B12), ue8m0: "
      "exp2f(ceilf(log2f(.))), q = x / y_s clamped by fminf/fmaxf -> satfinite [derived]",
      "ptx", 0, NULL,
      {.elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_SCALE, .eps = 1e-10f, .pow2 = QC_POW2_LOG2_CEIL,
-      .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_FMINF}},
+      .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_FMINF}, OF_VLLM},
 
     /* ---- block 128x128 (spec §6.4, §8.3) ---- */
     {"deepgemm-ref", QC_RECIPE_BLOCK,
@@ -197,30 +249,30 @@ static const qc_recipe_profile recipe_profiles[] = {
      "torch", 0, NULL,
      {.elem = QC_E4M3FN, .block_r = 128, .block_c = 128, .amax_nan = QC_AMAX_NAN_PROPAGATE,
       .eps_at = QC_EPS_AMAX, .eps = 1e-4f, .scale_op = QC_SCALE_MUL_RCP, .pow2 = QC_POW2_E8M0,
-      .pow2_policy = POW2(QC_E8M0_DEEPGEMM, QC_E8M0_DEC_EXP2)}},
+      .pow2_policy = POW2(QC_E8M0_DEEPGEMM, QC_E8M0_DEC_EXP2)}, OF_DEEPGEMM},
     {"sglang-native", QC_RECIPE_BLOCK,
      "sglang's bf16 -> block-fp8 requant of convert_mxfp8_weight_to_block_fp8 (mxfp8_block_convert.py): "
      "amax.clamp(1e-4), s = amax / 448, q = x / s (division) -> torch e4m3fn (§8.2)",
      "torch", 0, NULL,
      {.elem = QC_E4M3FN, .block_r = 128, .block_c = 128, .amax_nan = QC_AMAX_NAN_PROPAGATE,
-      .eps_at = QC_EPS_AMAX, .eps = 1e-4f, .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV}},
+      .eps_at = QC_EPS_AMAX, .eps = 1e-4f, .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV}, OF_SGLANG},
 
     /* ---- mxfp8 (spec §5) ---- */
     {"torchao-floor", QC_RECIPE_MXFP8, TORCHAO_SRC ", FLOOR, the default): E = floor(log2 amax) - emax, "
-     "x / 2^E, torch.clamp to the element max, torch cast", "torch", 0, NULL, {MX_TORCHAO(QC_E8M0_FLOOR, QC_E4M3FN)}},
-    {"torchao-ceil", QC_RECIPE_MXFP8, TORCHAO_SRC ", CEIL)", "torch", 0, NULL, {MX_TORCHAO(QC_E8M0_TORCHAO_CEIL, QC_E4M3FN)}},
+     "x / 2^E, torch.clamp to the element max, torch cast", "torch", 0, NULL, {MX_TORCHAO(QC_E8M0_FLOOR, QC_E4M3FN)}, OF_TORCHAO},
+    {"torchao-ceil", QC_RECIPE_MXFP8, TORCHAO_SRC ", CEIL)", "torch", 0, NULL, {MX_TORCHAO(QC_E8M0_TORCHAO_CEIL, QC_E4M3FN)}, OF_TORCHAO},
     {"torchao-even", QC_RECIPE_MXFP8, TORCHAO_SRC ", EVEN: mantissa rounded to mbits first)", "torch", 0, NULL,
-     {MX_TORCHAO(QC_E8M0_EVEN, QC_E4M3FN)}},
+     {MX_TORCHAO(QC_E8M0_EVEN, QC_E4M3FN)}, OF_TORCHAO},
     {"torchao-rceil", QC_RECIPE_MXFP8, TORCHAO_SRC ", RCEIL: ceil(amax * fl32(1/max)), _f32_to_e8m0_rceil)",
-     "torch", 0, NULL, {MX_RCEIL(QC_E4M3FN)}},
-    {"ocp", QC_RECIPE_MXFP8, OCP_SRC, "ml_dtypes", QC_MOD_SATFINITE | QC_MOD_TIES_AWAY, NULL, {MX_OCP(QC_E4M3FN)}},
+     "torch", 0, NULL, {MX_RCEIL(QC_E4M3FN)}, OF_TORCHAO},
+    {"ocp", QC_RECIPE_MXFP8, OCP_SRC, "ml_dtypes", QC_MOD_SATFINITE | QC_MOD_TIES_AWAY, NULL, {MX_OCP(QC_E4M3FN)}, OF_OCP},
     {"flashinfer-cutedsl", QC_RECIPE_MXFP8,
      "flashinfer mxfp8_quantize(backend='cute-dsl') (sglang's default): E = float_to_ue8m0_fast(amax * "
      "fl32(1/448)), q = x * ue8m0_to_inv_scale_fast(E) (0 for E = 0 and 254), clamp +-448, "
      "cvt.rn.satfinite; flashinfer/quantization/quantization_cute_dsl_utils.py [derived]",
      "ptx", 0, NULL,
      {.elem = QC_E4M3FN, .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, .mx_rule = QC_MX_CUTEDSL,
-      .scale_op = QC_SCALE_MUL_RCP, .mx_op = QC_MX_MUL, .mx_dec = QC_E8M0_DEC_CUTEDSL_INV, .clamp = QC_CLAMP_FMINF}},
+      .scale_op = QC_SCALE_MUL_RCP, .mx_op = QC_MX_MUL, .mx_dec = QC_E8M0_DEC_CUTEDSL_INV, .clamp = QC_CLAMP_FMINF}, OF_FLASHINFER},
     {"flashinfer-fast", QC_RECIPE_MXFP8,
      "flashinfer mxfp8_quantize(backend='cuda') = TRT-LLM cvt_warp_fp16_to_mxfp8 (fast math): SF = "
      "cvt.rp.satfinite.ue8m0(vecMax * rcp.approx(448)), q = x * rcp.approx(float(SF)), fminf/fmaxf "
@@ -229,7 +281,7 @@ static const qc_recipe_profile recipe_profiles[] = {
      "ptx", 0, NULL,
      {.elem = QC_E4M3FN, .group = 32, .mx_rule = QC_MX_E8M0_OF_DESCALE, .scale_op = QC_SCALE_MUL_RCP,
       .div_mode = QC_DIV_FAST, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_MUL_RCP,
-      .clamp = QC_CLAMP_FMINF}},
+      .clamp = QC_CLAMP_FMINF}, OF_FLASHINFER},
     {"triton-kernels", QC_RECIPE_MXFP8,
      "sglang mxfp8_group_quantize -> triton_kernels downcast_to_mxfp ROUND_UP: dequant = amax / 448 "
      "(Triton div.full), E = (bits + 0x7FFFFF) & 0x7F800000, q = x * (1/dequant) (0 if dequant 0), "
@@ -237,7 +289,7 @@ static const qc_recipe_profile recipe_profiles[] = {
      "ptx", 0, NULL,
      {.elem = QC_E4M3FN, .group = 32, .mx_rule = QC_MX_E8M0_OF_DESCALE, .div_mode = QC_DIV_FULL,
       .pow2_policy = POW2(QC_E8M0_TRITON_UP, QC_E8M0_DEC_SHIFT), .mx_op = QC_MX_MUL_RECIP_NZ,
-      .mx_dec = QC_E8M0_DEC_SHIFT, .dequant_e8m0 = QC_E8M0_DEC_SHIFT}},
+      .mx_dec = QC_E8M0_DEC_SHIFT, .dequant_e8m0 = QC_E8M0_DEC_SHIFT}, OF_TRITON_KERNELS},
     {"sgl-kernel", QC_RECIPE_MXFP8,
      "sglang DeepGEMM MXFP8 activation path: sglang_per_token_group_quant_fp8(x, 32, scale_ue8m0=True) "
      "(sm90 fast math): amax floored at 1e-10, E = fast_log2_ceil(amax * (1/448)), q = x * 2^-E, "
@@ -245,35 +297,35 @@ static const qc_recipe_profile recipe_profiles[] = {
      "ptx", 0, NULL,
      {.elem = QC_E4M3FN, .group = 32, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, .mx_rule = QC_MX_E8M0_OF_DESCALE,
       .scale_op = QC_SCALE_MUL_RCP, .div_mode = QC_DIV_FAST, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_TORCH),
-      .mx_op = QC_MX_DIV, .dequant_e8m0 = QC_E8M0_DEC_SHIFT}},
+      .mx_op = QC_MX_DIV, .dequant_e8m0 = QC_E8M0_DEC_SHIFT}, OF_SGL_KERNEL},
     {"aiter", QC_RECIPE_MXFP8,
      "aiter per_1x32 quant, MX_DEFAULT_ROUND_MODE RoundUp (aiter/utility/fp4_utils.py, aiter/ops/quant.py): "
      "scale = ceil_pow2(amax / max) (NaN/Inf -> 0xFF), x / scale, hardware cast; fp8=e4m3fnuz uses max 240",
      "ptx", 0, NULL,
      {.elem = QC_E4M3FN, .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, .mx_rule = QC_MX_E8M0_OF_DESCALE,
-      .pow2_policy = POW2(QC_E8M0_RCEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV}},
+      .pow2_policy = POW2(QC_E8M0_RCEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV}, OF_AITER},
 
     /* ---- mxfp6 (spec §5) ---- */
     {"torchao-floor", QC_RECIPE_MXFP6, TORCHAO_SRC ", FLOOR) with torchao's fp6 cast", "torch", 0, NULL,
-     {MX_TORCHAO(QC_E8M0_FLOOR, QC_E2M3)}},
+     {MX_TORCHAO(QC_E8M0_FLOOR, QC_E2M3)}, OF_TORCHAO},
     {"torchao-ceil", QC_RECIPE_MXFP6, TORCHAO_SRC ", CEIL)", "torch", 0, NULL,
-     {MX_TORCHAO(QC_E8M0_TORCHAO_CEIL, QC_E2M3)}},
+     {MX_TORCHAO(QC_E8M0_TORCHAO_CEIL, QC_E2M3)}, OF_TORCHAO},
     {"torchao-even", QC_RECIPE_MXFP6, TORCHAO_SRC ", EVEN)", "torch", 0, NULL,
-     {MX_TORCHAO(QC_E8M0_EVEN, QC_E2M3)}},
-    {"torchao-rceil", QC_RECIPE_MXFP6, TORCHAO_SRC ", RCEIL)", "torch", 0, NULL, {MX_RCEIL(QC_E2M3)}},
+     {MX_TORCHAO(QC_E8M0_EVEN, QC_E2M3)}, OF_TORCHAO},
+    {"torchao-rceil", QC_RECIPE_MXFP6, TORCHAO_SRC ", RCEIL)", "torch", 0, NULL, {MX_RCEIL(QC_E2M3)}, OF_TORCHAO},
     {"ocp", QC_RECIPE_MXFP6, OCP_SRC, "ml_dtypes", QC_MOD_SATFINITE | QC_MOD_TIES_AWAY, NULL,
-     {MX_OCP(QC_E2M3)}},
+     {MX_OCP(QC_E2M3)}, OF_OCP},
 
     /* ---- mxfp4 (spec §5, §4.2 3'') ---- */
     {"torchao-floor", QC_RECIPE_MXFP4, TORCHAO_SRC ", FLOOR) with torchao's _f32_to_floatx_unpacked",
-     "torch", 0, NULL, {MX_TORCHAO(QC_E8M0_FLOOR, QC_E2M1)}},
+     "torch", 0, NULL, {MX_TORCHAO(QC_E8M0_FLOOR, QC_E2M1)}, OF_TORCHAO},
     {"torchao-ceil", QC_RECIPE_MXFP4, TORCHAO_SRC ", CEIL)", "torch", 0, NULL,
-     {MX_TORCHAO(QC_E8M0_TORCHAO_CEIL, QC_E2M1)}},
+     {MX_TORCHAO(QC_E8M0_TORCHAO_CEIL, QC_E2M1)}, OF_TORCHAO},
     {"torchao-even", QC_RECIPE_MXFP4, TORCHAO_SRC ", EVEN)", "torch", 0, NULL,
-     {MX_TORCHAO(QC_E8M0_EVEN, QC_E2M1)}},
-    {"torchao-rceil", QC_RECIPE_MXFP4, TORCHAO_SRC ", RCEIL)", "torch", 0, NULL, {MX_RCEIL(QC_E2M1)}},
+     {MX_TORCHAO(QC_E8M0_EVEN, QC_E2M1)}, OF_TORCHAO},
+    {"torchao-rceil", QC_RECIPE_MXFP4, TORCHAO_SRC ", RCEIL)", "torch", 0, NULL, {MX_RCEIL(QC_E2M1)}, OF_TORCHAO},
     {"ocp", QC_RECIPE_MXFP4, OCP_SRC, "ml_dtypes", QC_MOD_SATFINITE | QC_MOD_TIES_AWAY, NULL,
-     {MX_OCP(QC_E2M1)}},
+     {MX_OCP(QC_E2M1)}, OF_OCP},
     {"flashinfer-fast", QC_RECIPE_MXFP4,
      "TRT-LLM cvt_warp_fp16_to_fp4 UE8M0 branch (flashinfer fp4_quantize sf_use_ue8m0, fast math): "
      "vecMax * rcp.approx(6), cvt.rp.satfinite.ue8m0, outputScale = vecMax != 0 ? exp2f_rcp(E) : 0 "
@@ -281,17 +333,17 @@ static const qc_recipe_profile recipe_profiles[] = {
      "ptx", 0, NULL,
      {.elem = QC_E2M1, .group = 32, .mx_rule = QC_MX_E8M0_OF_DESCALE, .scale_op = QC_SCALE_MUL_RCP,
       .div_mode = QC_DIV_FAST, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_MUL,
-      .mx_dec = QC_E8M0_DEC_TRTLLM_RCP, .mx_zero_guard = 1}},
+      .mx_dec = QC_E8M0_DEC_TRTLLM_RCP, .mx_zero_guard = 1}, OF_FLASHINFER},
     {"triton-kernels", QC_RECIPE_MXFP4,
      "triton_kernels downcast_to_mxfp ROUND_UP with FP4 output (_downcast_to_mxfp.py), as for mxfp8",
      "ptx", 0, NULL,
      {.elem = QC_E2M1, .group = 32, .mx_rule = QC_MX_E8M0_OF_DESCALE, .div_mode = QC_DIV_FULL,
       .pow2_policy = POW2(QC_E8M0_TRITON_UP, QC_E8M0_DEC_SHIFT), .mx_op = QC_MX_MUL_RECIP_NZ,
-      .mx_dec = QC_E8M0_DEC_SHIFT, .dequant_e8m0 = QC_E8M0_DEC_SHIFT}},
+      .mx_dec = QC_E8M0_DEC_SHIFT, .dequant_e8m0 = QC_E8M0_DEC_SHIFT}, OF_TRITON_KERNELS},
     {"aiter", QC_RECIPE_MXFP4, "aiter per_1x32 fp4 quant, RoundUp: ceil_pow2(amax / 6), x / scale "
      "(aiter/utility/fp4_utils.py)", "ptx", 0, NULL,
      {.elem = QC_E2M1, .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, .mx_rule = QC_MX_E8M0_OF_DESCALE,
-      .pow2_policy = POW2(QC_E8M0_RCEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV}},
+      .pow2_policy = POW2(QC_E8M0_RCEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV}, OF_AITER},
     {"modelopt", QC_RECIPE_MXFP4,
      "sglang MXFP4QuantizeUtil (modelopt MXFP4, mxfp4_tensor.py): e = ceil(max(log2(amax / 6), -127)) in "
      "float, x / 2^e, 'count the bounds strictly exceeded' (ties toward zero, NaN -> 0), +0 -> 0x8; "
@@ -299,29 +351,29 @@ static const qc_recipe_profile recipe_profiles[] = {
      "ptx", QC_MOD_TIES_ZERO | QC_MOD_NONAN_ZERO | QC_MOD_ZERO_MODELOPT, NULL,
      {.elem = QC_E2M1, .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, .mx_rule = QC_MX_E8M0_OF_DESCALE,
       .pow2_policy = POW2(QC_E8M0_LOG2_CEIL, QC_E8M0_DEC_EXP2), .mx_op = QC_MX_DIV,
-      .dequant_e8m0 = QC_E8M0_DEC_EXP2}},
+      .dequant_e8m0 = QC_E8M0_DEC_EXP2}, OF_SGLANG},
 
     /* ---- nvfp4 (spec §4) ---- */
     {"flashinfer-fast", QC_RECIPE_NVFP4,
      "flashinfer fp4_quantize / nvfp4_quantize = TRT-LLM cvt_warp_fp16_to_fp4 default path: SFValue = "
      "gs * (vecMax * rcp.approx(6)), e4m3 satfinite, outputScale = vecMax != 0 ? rcp.approx(SFdec * "
      "rcp.approx(gs)) : 0, cvt.rn.satfinite.e2m1x2; gs = 2688 / amax (0 -> FLT_MAX); quantization_utils.cuh",
-     "ptx", 0, "ptx", {.elem = QC_E2M1, .group = 16}},
+     "ptx", 0, "ptx", {.elem = QC_E2M1, .group = 16}, OF_FLASHINFER},
     {"sgl-kernel", QC_RECIPE_NVFP4,
      "sgl-kernel / vLLM scaled_fp4_quant copy of cvt_warp_fp16_to_fp4: as flashinfer-fast, but the zero "
      "test is SFValue != 0 on the decoded scale, so e4m3-underflow blocks write zeros (spec §4.2)",
-     "ptx", 0, "ptx", {.elem = QC_E2M1, .group = 16, .nv_zero = QC_ZERO_SFVALUE}},
+     "ptx", 0, "ptx", {.elem = QC_E2M1, .group = 16, .nv_zero = QC_ZERO_SFVALUE}, OF_SGL_KERNEL},
     {"flashinfer-te", QC_RECIPE_NVFP4,
      "TRT-LLM DISABLE_FP4_QUANT_FAST_MATH ('Match TE') / flashinfer ref_fp4_quant_te: SFValue = vecMax * "
      "(gs * (1/6)), outputScale = min(1 / (SFdec * (1/gs)), FLT_MAX) with IEEE division; TE global scale",
-     "ptx", 0, "ptx", {.elem = QC_E2M1, .group = 16, .nv_order = QC_NVFP4_TE, .nv_gscale = QC_GSCALE_TE}},
+     "ptx", 0, "ptx", {.elem = QC_E2M1, .group = 16, .nv_order = QC_NVFP4_TE, .nv_gscale = QC_GSCALE_TE}, OF_FLASHINFER},
     {"torchao", QC_RECIPE_NVFP4,
      "torchao nvfp4_quantize (prototype/mx_formats/nvfp4_tensor.py): per_tensor_scale = amax / 2688, "
      "block_scale = amax_b / 6 / per_tensor_scale clamped to [2^-6, 448] -> e4m3 (never subnormal, zero "
      "blocks get 2^-6), q = clamp(x * ((1/per_tensor_scale) / sf), +-6) -> torchao fp4 cast",
      "torch", 0, "torch",
      {.elem = QC_E2M1, .group = 16, .amax_nan = QC_AMAX_NAN_PROPAGATE, .nv_order = QC_NVFP4_TORCHAO,
-      .nv_gscale = QC_GSCALE_TORCHAO, .clamp = QC_CLAMP_TORCH, .clamp_max = 6.0f}},
+      .nv_gscale = QC_GSCALE_TORCHAO, .clamp = QC_CLAMP_TORCH, .clamp_max = 6.0f}, OF_TORCHAO},
 };
 
 int qc_recipe_profile_count(void) { return (int)(sizeof recipe_profiles / sizeof recipe_profiles[0]); }

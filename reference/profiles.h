@@ -18,8 +18,20 @@ typedef struct qc_special_rule {
     qc_nan_code nan_code;
 } qc_special_rule;
 
+/* What a profile claims to reproduce: the library, and the versions it names. versions is a
+ * space-separated list; a token that starts with a digit is a release series ("0.7" covers 0.7.0,
+ * 0.7.1, ...), "@abc1234" a source commit that was read, anything else a note. */
+typedef struct qc_provenance {
+    const char *library;
+    const char *versions;
+} qc_provenance;
+
+/* 1 when version (e.g. "0.7.0") belongs to a release series of v->versions. */
+int qc_provenance_covers(const qc_provenance *v, const char *version);
+
 typedef struct qc_cast_profile {
     const char *name;
+    qc_provenance of;
     const char *reproduces; /* the implementation and where its behaviour is documented */
     qc_special_rule fp8;    /* e4m3fn, e4m3fnuz, e5m2, e5m2fnuz */
     qc_special_rule bf16;
@@ -34,6 +46,8 @@ typedef struct qc_cast_profile {
 int qc_cast_profile_count(void);
 const qc_cast_profile *qc_cast_profile_at(int i);
 const qc_cast_profile *qc_cast_profile_find(const char *name); /* NULL when unknown */
+/* The cast profile of library at version (e.g. "ml_dtypes", "0.7.0"); NULL when none names it. */
+const qc_cast_profile *qc_cast_profile_for(const char *library, const char *version);
 
 /* The policy a profile applies to one format. */
 qc_cast_policy qc_cast_profile_policy(const qc_cast_profile *p, qc_format f);
@@ -59,6 +73,7 @@ typedef struct qc_recipe_profile {
     /* elem_max 0: the element format's largest finite value; clamp_max 0: elem_max;
      * pow2_policy.e8m0_emax -1: the element's emax; pow2: the rule of ue8m0=1 (tiled recipes) */
     qc_recipe_policy policy;
+    qc_provenance of;
 } qc_recipe_profile;
 
 int qc_recipe_profile_count(void);
