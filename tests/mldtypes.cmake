@@ -1,4 +1,4 @@
-# ml_dtypes oracle: the CLI's ml_dtypes cast profile and decode tables against ml_dtypes 0.6 / numpy
+# ml_dtypes oracle: the CLI's ml_dtypes cast profiles and decode tables against the installed ml_dtypes / numpy
 # (tests/test_mldtypes.py). The script itself exits 77 (SKIPPED) when numpy or ml_dtypes is missing;
 # without a Python 3 interpreter the tests are still registered and report SKIPPED with the reason.
 
@@ -20,3 +20,8 @@ else()
   qc_skip_test(mldtypes_quick quick "no Python 3 interpreter found at configure time (cmake/QcOptional.cmake)")
   qc_skip_test(mldtypes_full full "no Python 3 interpreter found at configure time (cmake/QcOptional.cmake)")
 endif()
+
+# The drift check (ci/drift.sh): the newest ml_dtypes / numpy from PyPI against every ml_dtypes
+# profile. Needs the network, so it has its own label and is not part of .ci/run.
+qc_test(drift_mldtypes drift /usr/bin/env BUILD_DIR=${CMAKE_BINARY_DIR} ${PROJECT_SOURCE_DIR}/ci/drift.sh)
+set_tests_properties(drift_mldtypes PROPERTIES TIMEOUT 900)

@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""Oracle test: the qcheck CLI's ml_dtypes profile against ml_dtypes itself (and numpy.float16).
+"""Oracle test: the qcheck CLI's ml_dtypes profiles against ml_dtypes itself (and numpy.float16).
 
-ml_dtypes is an independent implementation and, for the `ml_dtypes` cast profile, the definition
-(spec/cli.md "Names"). Every expected value below comes from ml_dtypes / numpy; qcheck is only
-ever the thing under test.
+ml_dtypes is an independent implementation and, for the ml_dtypes cast profiles, the definition.
+Releases differ (0.7.0 rounds fp32 subnormals into e8m0 by value, 0.5-0.6 rounded them up), so the
+profile under test is the one qcheck names for the installed release (`qcheck list profiles --for
+ml_dtypes==VERSION`); a release no profile names is a failure that says so. Every expected value
+below comes from ml_dtypes / numpy; qcheck is only ever the thing under test.
 
   python3 tests/test_mldtypes.py --qcheck build/harness/qcheck          quick (< ~60 s on 2 cores)
   python3 tests/test_mldtypes.py --qcheck build/harness/qcheck --full   + all 2^32 fp32 inputs for
                                                                         the 8-bit formats and e8m0
+  ... --profile P        test profile P instead of the one selected by the installed version
+  ... --every-profile    test every ml_dtypes profile and report which match (the drift check)
 
-Exit status: 0 no mismatch anywhere, 1 a mismatch (or qcheck failed), 77 numpy/ml_dtypes missing.
+Exit status: 0 no mismatch anywhere, 1 a mismatch (or qcheck failed, or no profile names the
+installed release), 77 numpy/ml_dtypes missing.
 """
 import argparse
 import os
@@ -66,9 +71,10 @@ def log(msg):
 
 
 class Qcheck:
-    def __init__(self, path, workdir):
+    def __init__(self, path, workdir, profile):
         self.path = path
         self.dir = workdir
+        self.profile = profile
         self.serial = 0
 
     def _tmp(self, tag):
@@ -83,13 +89,13 @@ class Qcheck:
 
     def decode(self, fmt):
         out = self._tmp("dec")
-        self.run(["decode", "--format", fmt, "--profile", "ml_dtypes", out])
+        self.run(["decode", "--format", fmt, "--profile", self.profile, out])
         got = np.fromfile(out, dtype="<u4")
         os.unlink(out)
         return got
 
     def cast_args(self, fmt, inp, out):
-        return ["cast", "--from", "f32", "--to", fmt, "--profile", "ml_dtypes", inp, out]
+        return ["cast", "--from", "f32", "--to", fmt, "--profile", self.profile, inp, out]
 
     def cast(self, fmt, bits_u32):
         inp, out = self._tmp("in"), self._tmp("out")
@@ -328,33 +334,36 @@ def full_sweep(q, tallies, dts):
     os.unlink(inp)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--qcheck", required=True, help="path of the qcheck binary")
-    ap.add_argument("--full", action="store_true", help="also all 2^32 fp32 inputs (8-bit formats, e8m0)")
-    ap.add_argument("--format", action="append", help="only these formats (repeatable)")
-    ap.add_argument("--tmpdir", default=None, help="scratch directory (default: /dev/shm if present)")
-    args = ap.parse_args()
+def selected_profile(qcheck):
+    """The cast profile qcheck names for the installed ml_dtypes release, or None (with why)."""
+    r = subprocess.run([qcheck, "list", "profiles", "--for", "ml_dtypes==" + ml_dtypes.__version__],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    if r.returncode != 0:
+        return None, r.stderr.strip()
+    return r.stdout.strip(), None
 
-    if not (os.path.isfile(args.qcheck) and os.access(args.qcheck, os.X_OK)):
-        print("ERROR: qcheck binary not found or not executable: %s" % args.qcheck)
-        return 1
 
-    dts = {}
-    for fmt, tname, _, _ in FORMATS:
-        dt = _dtype(tname)
-        if dt is None:
-            print("SKIP: ml_dtypes %s lacks %s (need ml_dtypes >= 0.5)" % (ml_dtypes.__version__, tname))
-            return SKIP
-        dts[fmt] = dt
-    print("oracle: numpy %s, ml_dtypes %s" % (np.__version__, ml_dtypes.__version__))
+def ml_dtypes_profiles(qcheck):
+    """Every cast profile whose library is ml_dtypes, from `qcheck list profiles`."""
+    r = subprocess.run([qcheck, "list", "profiles"], stdout=subprocess.PIPE, universal_newlines=True, check=True)
+    names, last = [], None
+    for line in r.stdout.splitlines():
+        if line.endswith(" (cast)"):
+            last = line[:-len(" (cast)")]
+        elif last and line.strip().startswith("library: ml_dtypes "):
+            names.append(last)
+    return names
 
+
+def check_profile(args, dts, profile):
+    """Runs every set against one profile; returns (mismatches, values checked)."""
     base = args.tmpdir or ("/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None)
     workdir = tempfile.mkdtemp(prefix="qc_mldtypes_", dir=base)
-    q = Qcheck(args.qcheck, workdir)
+    q = Qcheck(args.qcheck, workdir, profile)
     selected = [f for f in FORMATS if not args.format or f[0] in args.format]
     tallies = {}
     t_all = time.time()
+    print("profile %s:" % profile)
     try:
         rng = np.random.default_rng(SEED)
         uniform = set_uniform(rng)
@@ -388,17 +397,67 @@ def main():
                     ft[f].fmt = f + "/all"
                     ft[f].report(None)
                     tallies[f + "/all"] = ft[f]
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    total_bad = sum(t.bad for t in tallies.values())
+    total = sum(t.checked for t in tallies.values())
+    print("summary (%s): %d values checked over %d formats, %d mismatches (%.1f s)"
+          % (profile, total, len(selected), total_bad, time.time() - t_all))
+    return total_bad, total
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--qcheck", required=True, help="path of the qcheck binary")
+    ap.add_argument("--full", action="store_true", help="also all 2^32 fp32 inputs (8-bit formats, e8m0)")
+    ap.add_argument("--format", action="append", help="only these formats (repeatable)")
+    ap.add_argument("--tmpdir", default=None, help="scratch directory (default: /dev/shm if present)")
+    ap.add_argument("--profile", help="the profile to test (default: the one named for the installed release)")
+    ap.add_argument("--every-profile", action="store_true",
+                    help="test every ml_dtypes profile; exit 0 only when the installed release's own profile "
+                         "exists and matches (the drift check)")
+    args = ap.parse_args()
+
+    if not (os.path.isfile(args.qcheck) and os.access(args.qcheck, os.X_OK)):
+        print("ERROR: qcheck binary not found or not executable: %s" % args.qcheck)
+        return 1
+
+    dts = {}
+    for fmt, tname, _, _ in FORMATS:
+        dt = _dtype(tname)
+        if dt is None:
+            print("SKIP: ml_dtypes %s lacks %s (need ml_dtypes >= 0.5)" % (ml_dtypes.__version__, tname))
+            return SKIP
+        dts[fmt] = dt
+    print("oracle: numpy %s, ml_dtypes %s" % (np.__version__, ml_dtypes.__version__))
+    own, why = selected_profile(args.qcheck)
+    try:
+        if args.every_profile:
+            return drift(args, dts, own, why)
+        if args.profile is None and own is None:
+            print("FAIL: the installed ml_dtypes %s is not reproduced by any qcheck profile: %s"
+                  % (ml_dtypes.__version__, why))
+            print("      (run the drift check, ci/drift.sh, to see which profile comes nearest)")
+            return 1
+        bad, _ = check_profile(args, dts, args.profile or own)
     except RuntimeError as exc:
         print("ERROR: %s" % exc)
         return 1
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    return 0 if bad == 0 else 1
 
-    total_bad = sum(t.bad for t in tallies.values())
-    total = sum(t.checked for t in tallies.values())
-    print("summary: %d values checked over %d formats, %d mismatches (%.1f s)"
-          % (total, len(selected), total_bad, time.time() - t_all))
-    return 0 if total_bad == 0 else 1
+
+def drift(args, dts, own, why):
+    """Every ml_dtypes profile against the installed release: which still match, which do not."""
+    results = [(p, check_profile(args, dts, p)) for p in ml_dtypes_profiles(args.qcheck)]
+    print("drift: ml_dtypes %s (numpy %s)" % (ml_dtypes.__version__, np.__version__))
+    for p, (bad, n) in results:
+        print("  %-16s %s" % (p, "matches (%d values)" % n if bad == 0 else "DIFFERS on %d of %d values" % (bad, n)))
+    if own is None:
+        print("  no profile names ml_dtypes %s: %s" % (ml_dtypes.__version__, why))
+        return 1
+    own_bad = dict((p, r[0]) for p, r in results).get(own)
+    print("  the release's own profile: %s, %s" % (own, "matches" if own_bad == 0 else "DIFFERS"))
+    return 0 if own_bad == 0 else 1
 
 
 if __name__ == "__main__":
