@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what qcheck needs on a Debian machine: the C libraries (apt) and the Python oracle
-# packages (pip). Idempotent: when everything is present it prints nothing and exits 0.
+# Installs what qcheck needs on a Debian machine: the C libraries (apt, as the distribution ships
+# them; the configure summary prints their versions) and the Python oracle packages (pip, at the
+# exact versions of ci/constraints.txt). Idempotent: when everything is present it prints nothing.
 #   QC_WITH_HIP=1 ci/deps.sh   also installs Debian's hipcc so ci/build-hip.sh can compile for AMD.
 set -euo pipefail
 
@@ -21,11 +22,15 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 PY=${PYTHON:-python3}
-py_missing=()
+constraints="$(cd "$(dirname "$0")" && pwd)/constraints.txt"
+py_wrong=()
 for p in "${py_pkgs[@]}"; do
-  "$PY" -c "import $p" 2>/dev/null || py_missing+=("$p")
+  want=$(sed -n "s/^$p==//p" "$constraints")
+  [ -n "$want" ] || { echo "ci/deps.sh: $p has no pin in $constraints" >&2; exit 1; }
+  have=$("$PY" -c "import importlib.metadata as m; print(m.version('$p'))" 2>/dev/null || true)
+  [ "$have" = "$want" ] || py_wrong+=("$p==$want")
 done
-if [ ${#py_missing[@]} -gt 0 ]; then
-  echo "ci/deps.sh: pip installing ${py_missing[*]}"
-  PIP_ROOT_USER_ACTION=ignore "$PY" -m pip install -q --disable-pip-version-check "${py_missing[@]}"
+if [ ${#py_wrong[@]} -gt 0 ]; then
+  echo "ci/deps.sh: pip installing ${py_wrong[*]}"
+  PIP_ROOT_USER_ACTION=ignore "$PY" -m pip install -q --disable-pip-version-check -c "$constraints" "${py_wrong[@]}"
 fi

@@ -35,15 +35,42 @@ function(qc_found_word var out)
   endif()
 endfunction()
 
+# The version of a Debian package as the distribution ships it ("" when dpkg does not know it):
+# ci/deps.sh installs the distribution's packages unpinned, so the summary records what was used.
+function(qc_debian_version pkg out)
+  set(v "")
+  find_program(QC_DPKG_QUERY dpkg-query)
+  if(QC_DPKG_QUERY AND pkg)
+    execute_process(COMMAND ${QC_DPKG_QUERY} -W -f=\${Version} ${pkg} OUTPUT_VARIABLE v ERROR_QUIET
+                    OUTPUT_STRIP_TRAILING_WHITESPACE)
+  endif()
+  set(${out} "${v}" PARENT_SCOPE)
+endfunction()
+
+# label | variable that says it was found | Debian package it comes from
 function(qc_report_optional_parts)
-  message(STATUS "qcheck optional parts:")
-  foreach(part "CUDA (nvcc)|QC_NVCC" "HIP (hipcc)|QC_HIPCC" "CUDA fp8/fp4/fp6 headers|QC_CUDA_INCLUDE"
-               "MPFR|QC_MPFR_LIB" "OpenBLAS|QC_OPENBLAS_LIB" "HDF5|HDF5_FOUND" "cJSON|QC_CJSON_FOUND"
-               "Python3|Python3_FOUND" "AVX-512 (compiler)|QC_HAVE_AVX512" "AMX (compiler)|QC_HAVE_AMX")
+  message(STATUS "qcheck optional parts (Debian package versions as installed):")
+  foreach(part "CUDA (nvcc)|QC_NVCC|" "HIP (hipcc)|QC_HIPCC|hipcc" "CUDA fp8/fp4/fp6 headers|QC_CUDA_INCLUDE|"
+               "MPFR|QC_MPFR_LIB|libmpfr-dev" "OpenBLAS|QC_OPENBLAS_LIB|libopenblas-dev" "HDF5|HDF5_FOUND|libhdf5-dev"
+               "cJSON|QC_CJSON_FOUND|libcjson-dev" "Python3|Python3_FOUND|" "AVX-512 (compiler)|QC_HAVE_AVX512|"
+               "AMX (compiler)|QC_HAVE_AMX|")
     string(REPLACE "|" ";" pair "${part}")
     list(GET pair 0 label)
     list(GET pair 1 var)
+    list(GET pair 2 pkg)
     qc_found_word(${var} word)
+    qc_debian_version("${pkg}" ver)
+    if(${var} AND ver)
+      set(word "found (${pkg} ${ver})")
+    endif()
     message(STATUS "  ${label}: ${word}")
   endforeach()
+  message(STATUS "  C compiler: ${CMAKE_C_COMPILER_ID} ${CMAKE_C_COMPILER_VERSION}; build type ${CMAKE_BUILD_TYPE}")
+  if(Python3_FOUND)
+    execute_process(COMMAND ${Python3_EXECUTABLE} -c
+      "import importlib.metadata as m\nfor p in ('ml_dtypes','numpy','h5py'):\n  try: print(p, m.version(p))\n  except Exception: print(p, 'missing')"
+      OUTPUT_VARIABLE pyv ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+    string(REPLACE "\n" ", " pyv "${pyv}")
+    message(STATUS "  Python ${Python3_VERSION} oracles (pinned in ci/constraints.txt): ${pyv}")
+  endif()
 endfunction()
