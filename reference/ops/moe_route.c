@@ -106,7 +106,7 @@ static void deepseek_groups(const qc_route_cfg *c, const float *sb, int per_grou
 
 static void route_deepseek(const qc_route_cfg *c, const float *z, int *ids, float *w)
 {
-    float s[QC_MAX_EXPERTS], sb[QC_MAX_EXPERTS];
+    float s[QC_MAX_EXPERTS], sb[QC_MAX_EXPERTS] = {0}; /* = {0}: GCC 12 -O2 -g cannot see that experts > 0 */
     unsigned char cand[QC_MAX_EXPERTS];
     for (int e = 0; e < c->experts; e++) {
         s[e] = sigmoid(z[e]);
@@ -153,7 +153,7 @@ int qcref_route(const qc_route_cfg *c, const float *z, int *ids, float *w)
         renorm = c->method == QC_ROUTE_RENORM_NAIVE;
         break;
     case QC_ROUTE_RENORMALIZE: {
-        float sel[QC_MAX_EXPERTS];
+        float sel[QC_MAX_EXPERTS] = {0}; /* = {0}: as sb above */
         qcref_topk(z, NULL, c->experts, k, ids);
         for (int j = 0; j < k; j++)
             sel[j] = z[ids[j]];
