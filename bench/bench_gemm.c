@@ -68,7 +68,7 @@ static int bench_gemm(int m, int n, int k, const char *kind)
         t_core = fmin(t_core, bench_wall_s() - t0), c_core = fmin(c_core, bench_cpu_s() - c0);
     }
     free(y), free(sm);
-    qc_op_call call = {&p, &in, &out, err, sizeof err};
+    qc_op_call call = {&p, &in, &out, err, sizeof err, 0};
     t0 = bench_wall_s();
     if (qc_op_find("gemm")->reference(&call)) {
         fprintf(stderr, "bench_gemm: %s\n", err);
@@ -110,7 +110,7 @@ static int bench_moe(int t, int h, int inter, int e, int k, const char *recipe, 
                        gen(&in, &p, "w2", "experts", "hidden", "inter", 0.02))))
         return 2;
     double t_gen = bench_wall_s() - t0;
-    qc_op_call call = {&p, &in, &out, err, sizeof err};
+    qc_op_call call = {&p, &in, &out, err, sizeof err, 0};
     t0 = bench_wall_s();
     if (qc_op_find("moe")->reference(&call)) {
         fprintf(stderr, "bench_gemm: %s\n", err);

@@ -8,6 +8,8 @@
 
 int qc_params_set(qc_params *p, const char *key, const char *val)
 {
+    if (strlen(key) >= sizeof p->key[0] || strlen(val) >= sizeof p->val[0])
+        return -1; /* never truncated: a cut value would be another value */
     for (int i = 0; i < p->n; i++)
         if (strcmp(p->key[i], key) == 0) {
             snprintf(p->val[i], sizeof p->val[i], "%s", val);

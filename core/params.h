@@ -15,7 +15,7 @@ typedef struct qc_params {
     char val[QC_MAX_PARAMS][QC_PARAM_LEN];
 } qc_params;
 
-int qc_params_set(qc_params *p, const char *key, const char *val); /* -1 when full */
+int qc_params_set(qc_params *p, const char *key, const char *val); /* -1 when full or too long */
 const char *qc_param(const qc_params *p, const char *key);         /* NULL when absent */
 const char *qc_param_or(const qc_params *p, const char *key, const char *fallback);
 

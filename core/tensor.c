@@ -78,3 +78,14 @@ void qc_set_free(qc_tensor_set *set)
         qc_tensor_free(&set->t[i]);
     set->n = 0;
 }
+
+void qc_set_remove(qc_tensor_set *set, const char *name)
+{
+    for (int i = 0; i < set->n; i++)
+        if (strcmp(set->t[i].name, name) == 0) {
+            qc_tensor_free(&set->t[i]);
+            memmove(&set->t[i], &set->t[i + 1], sizeof set->t[0] * (size_t)(set->n - i - 1));
+            set->n--;
+            return;
+        }
+}

@@ -53,5 +53,6 @@ void qc_tensor_free(qc_tensor *t);
 qc_tensor *qc_set_add(qc_tensor_set *set, qc_tensor *t);
 qc_tensor *qc_set_find(qc_tensor_set *set, const char *name);
 void qc_set_free(qc_tensor_set *set);
+void qc_set_remove(qc_tensor_set *set, const char *name); /* frees it; nothing when absent */
 
 #endif

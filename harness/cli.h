@@ -41,7 +41,8 @@ int qc_write_file(const char *cmd, const char *path, const void *data, size_t si
 /* "--name" must be one of the names of a table: prints the known names on failure. */
 int qc_name_or_die(const char *cmd, const char *what, const char *value, int found, const char *known);
 
-/* Resolves --profile plus explicit policy flags into the policy for format f. */
+/* Resolves --profile plus explicit policy flags into the policy for format f (through the
+ * params parser of policy_args.c, qc_policy_from_params in registry.h). */
 int qc_policy_from_args(qc_args *a, qc_format f, qc_cast_policy *out);
 int qc_format_or_die(const char *cmd, const char *value, qc_format *out);
 

@@ -191,7 +191,7 @@ static int verify_one(const char *cmd, const char *path, const qc_case *cases, i
         qc_error(cmd, "%s: %s", path, err);
         goto done;
     }
-    qc_op_call call = {&in.params, &inputs, &now, err, sizeof err};
+    qc_op_call call = {&in.params, &inputs, &now, err, sizeof err, 0};
     if (op->reference(&call)) {
         qc_error(cmd, "%s: the reference refuses the stored instance: %s", path, err);
         goto done;

@@ -59,7 +59,7 @@ static void list_backends(void)
 {
     for (int i = 0; i < qc_backend_count(); i++) {
         const qc_backend *b = qc_backend_at(i);
-        const char *why = b->unavailable ? b->unavailable() : NULL;
+        const char *why = qc_backend_unavailable(b);
         printf("%-28s group %-8s %s%s%s%s\n", b->name, b->group, b->doc, why ? "  [unavailable: " : "", why ? why : "",
                why ? "]" : "");
     }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "quant_job.h"
 
 static void quant_help(const char *cmd)
@@ -65,8 +66,11 @@ static int write_outputs(const char *cmd, const qc_quant_job *j, qc_quantized *q
 {
     size_t qbytes, sbytes;
     uint8_t *scale;
-    if (qc_quant_job_serialize(j, qz, &qbytes, &scale, &sbytes))
+    char err[512];
+    if (qc_quant_job_serialize(j, qz, &qbytes, &scale, &sbytes, err, sizeof err)) {
+        qc_error(cmd, "%s", err);
         return QC_EXIT_USAGE;
+    }
     int rc = write_with(cmd, prefix, ".q", qz->q, qbytes);
     if (!rc)
         rc = write_with(cmd, prefix, ".scale", scale, sbytes);
@@ -87,6 +91,55 @@ static float load_input(const uint8_t *p, qc_format f)
     return qcref_decode(f, (uint32_t)p[0] | (uint32_t)p[1] << 8, &c);
 }
 
+/* The command line as the params of a quantization (the CLI builds params; the harness's one
+ * parser reads them): --recipe, --profile, --in-dtype, --layout, --shape MxK (rows, cols) and
+ * every --param k=v. */
+static int params_from_command_line(qc_args *a, qc_params *p)
+{
+    static const char *const direct[] = {"recipe", "profile", "in-dtype", "layout"};
+    memset(p, 0, sizeof *p);
+    for (size_t i = 0; i < sizeof direct / sizeof direct[0]; i++)
+        if (qc_opt(a, direct[i]) && qc_params_set(p, direct[i], qc_opt(a, direct[i])))
+            goto full;
+    const char *shape = qc_opt(a, "shape");
+    if (!qc_opt(a, "recipe") || !shape) {
+        qc_error(a->cmd, "--recipe and --shape are required");
+        return QC_EXIT_USAGE;
+    }
+    char m[QC_PARAM_LEN], k[QC_PARAM_LEN];
+    const char *x = strpbrk(shape, "xX");
+    if (!x || x == shape || !x[1] || (size_t)(x - shape) >= sizeof m || strlen(x + 1) >= sizeof k) {
+        qc_error(a->cmd, "--shape '%s' is not MxK (two non-negative integers, e.g. 4x256)", shape);
+        return QC_EXIT_USAGE;
+    }
+    snprintf(m, sizeof m, "%.*s", (int)(x - shape), shape);
+    snprintf(k, sizeof k, "%s", x + 1);
+    if (qc_params_set(p, "rows", m) || qc_params_set(p, "cols", k))
+        goto full;
+    for (int i = 0; i < a->nopt; i++) {
+        if (strcmp(a->key[i], "param"))
+            continue;
+        a->used[i] = 1;
+        const char *kv = a->val[i] ? a->val[i] : "", *eq = strchr(kv, '=');
+        char key[32];
+        if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof key) {
+            qc_error(a->cmd, "--param '%s' is not k=v", kv);
+            return QC_EXIT_USAGE;
+        }
+        snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
+        if (!strcmp(key, "rows") || !strcmp(key, "cols") || !strcmp(key, "recipe") || !strcmp(key, "profile")) {
+            qc_error(a->cmd, "--param %s: give it as --shape / --recipe / --profile", key);
+            return QC_EXIT_USAGE;
+        }
+        if (qc_params_set(p, key, eq + 1))
+            goto full;
+    }
+    return QC_EXIT_OK;
+full:
+    qc_error(a->cmd, "too many options (at most %d params, values below %d characters)", QC_MAX_PARAMS, QC_PARAM_LEN);
+    return QC_EXIT_USAGE;
+}
+
 /* The command line of quant and dequant: -1 to go on with the job, else the exit status. */
 static int job_from_command_line(qc_args *a, qc_quant_job *j, const char *cmd, int argc, char **argv)
 {
@@ -96,8 +149,14 @@ static int job_from_command_line(qc_args *a, qc_quant_job *j, const char *cmd, i
         quant_help(cmd);
         return QC_EXIT_OK;
     }
-    if (qc_quant_job_setup(a, j))
+    qc_params p;
+    char err[1024];
+    if (params_from_command_line(a, &p) || qc_check_all_used(a))
         return QC_EXIT_USAGE;
+    if (qc_quant_job_from_params(&p, 1, j, err, sizeof err)) {
+        qc_error(a->cmd, "%s", err);
+        return QC_EXIT_USAGE;
+    }
     if (a->npos != 2) {
         qc_error(a->cmd, "expected two file arguments, got %d", a->npos);
         return QC_EXIT_USAGE;

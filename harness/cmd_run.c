@@ -28,6 +28,7 @@ static void run_help(void)
     printf("usage: qcheck run [--case NAME[,NAME..]] [--suite quick|full|bringup] [--backend B[,B..]]\n"
            "                  [--filter REGEX] [--params k=v,..] [--seed S] [--jobs N] [--shard I/N]\n"
            "                  [--timeout SEC] [--show N] [--quiet] [--report DIR] [--keep-failing DIR]\n"
+           "                  [--batch N] [--device N]\n"
            "Expands the case files (%s, or $QCHECK_CASES) of one tier into instances and runs\n"
            "every selected backend on each, in a child process with a timeout: a crash or hang is\n"
            "ERROR for that item alone. One line per instance x backend: verdict, instance id,\n"
@@ -40,7 +41,10 @@ static void run_help(void)
            "                   that can run here except the mutants (one line names each one that\n"
            "                   cannot, and why; asked for by name it is SKIPPED on every instance).\n"
            "                   `mutants` runs the deliberately broken\n"
-           "                   kernels: each must FAIL somewhere, or the gate itself is broken\n"
+           "                   kernels: each must FAIL somewhere, or the gate itself is broken.\n"
+           "                   plugin:PATH.so[:NAME] loads a backend library (include/qcheck/qcheck.h);\n"
+           "                   exec:COMMAND runs an outside process over the items (docs/exec.md),\n"
+           "                   and takes the rest of the argument, commas included\n"
            "  --filter REGEX   only instances whose id matches (POSIX extended)\n"
            "  --params k=v,..  only instances with these parameter values (REPRO uses it)\n"
            "  --seed S         base seed [0]; each instance's seed is a hash of its id and S\n"
@@ -51,7 +55,9 @@ static void run_help(void)
            "  --quiet          print only non-PASS lines and the summary\n"
            "  --report DIR     write DIR/summary.json, junit.xml and summary.md\n"
            "  --keep-failing DIR  save every failing instance as an HDF5 golden (inputs, reference\n"
-           "                   outputs, and the backend's outputs as stage 'backend')\n",
+           "                   outputs, and the backend's outputs as stage 'backend')\n"
+           "  --batch N        exec backends: items per process [64]\n"
+           "  --device N       the GPU handed to GPU backends [0]\n",
            QC_CASES_DIR);
 }
 
@@ -67,6 +73,20 @@ static void split(char *s, selection *sel)
         sel->names[sel->n++] = t;
 }
 
+/* --backend's list: as split, but an exec:COMMAND entry takes the rest of the argument, commas
+ * included (a command line may hold them), so it comes last. */
+static void split_backends(char *s, selection *sel)
+{
+    while (s && *s && sel->n < 64) {
+        char *comma = strncmp(s, "exec:", 5) ? strchr(s, ',') : NULL;
+        if (comma)
+            *comma = '\0';
+        if (*s)
+            sel->names[sel->n++] = s;
+        s = comma ? comma + 1 : NULL;
+    }
+}
+
 static int listed(const selection *sel, const char *name)
 {
     for (int i = 0; i < sel->n; i++)
@@ -80,13 +100,23 @@ static int listed(const selection *sel, const char *name)
  * reports SKIPPED with the reason on every instance instead). */
 static int select_backends(const char *arg, const qc_backend **out, int *n)
 {
-    static char buf[1024];
+    static char buf[4096];
     selection sel = {{0}, 0};
+    char err[1024];
     if (arg) {
         snprintf(buf, sizeof buf, "%s", arg);
-        split(buf, &sel);
+        split_backends(buf, &sel);
         for (int i = 0; i < sel.n; i++) {
             int known = 0;
+            const qc_backend *made = NULL;
+            if (!strncmp(sel.names[i], "plugin:", 7) && !(made = qc_plugin_load(sel.names[i], err, sizeof err))) {
+                qc_error("run", "%s", err);
+                return QC_EXIT_USAGE;
+            }
+            if (!strncmp(sel.names[i], "exec:", 5) && !(made = qc_exec_backend(sel.names[i], err, sizeof err))) {
+                qc_error("run", "%s", err);
+                return QC_EXIT_USAGE;
+            }
             for (int b = 0; b < qc_backend_count(); b++)
                 known |= !strcmp(qc_backend_at(b)->name, sel.names[i]) || !strcmp(qc_backend_at(b)->group, sel.names[i]);
             if (!known) {
@@ -100,7 +130,7 @@ static int select_backends(const char *arg, const qc_backend **out, int *n)
         const qc_backend *be = qc_backend_at(b);
         int take = arg ? listed(&sel, be->name) || listed(&sel, be->group)
                        : strcmp(be->group, "mutants") != 0 && strcmp(be->group, "selftest") != 0;
-        const char *why = take && !arg && be->unavailable ? be->unavailable() : NULL;
+        const char *why = take && !arg ? qc_backend_unavailable(be) : NULL;
         if (why) {
             printf("not run: backend %s cannot run here: %s (--backend %s lists it as SKIPPED)\n", be->name, why,
                    be->name);
@@ -178,6 +208,12 @@ static void summarize(const qc_result *res, int n, const qc_backend *const *back
         if (!failed && (tried || whole_suite))
             *exit_code = QC_EXIT_FAIL;
     }
+    int declined = 0;
+    for (int i = 0; i < n; i++)
+        declined += res[i].verdict == QC_SKIPPED && !strncmp(res[i].figures, "declined:", 9);
+    if (declined)
+        printf("%d of the skipped were declined by their backend (not implemented there; never run through the "
+               "reference)\n", declined);
     if (count[QC_ERROR])
         printf("%d errors (crash, hang or refused instance) are counted as failed\n", count[QC_ERROR]);
     printf("%d passed, %d failed, %d skipped, %d mistrusted\n", count[QC_PASS], count[QC_FAIL] + count[QC_ERROR],
@@ -200,7 +236,7 @@ int cmd_run(int argc, char **argv)
     const char *filter = qc_opt(&a, "filter"), *params_arg = qc_opt(&a, "params");
     const char *seed_arg = qc_opt(&a, "seed"), *jobs_arg = qc_opt(&a, "jobs"), *shard = qc_opt(&a, "shard");
     const char *timeout_arg = qc_opt(&a, "timeout"), *show_arg = qc_opt(&a, "show");
-    const char *report_dir = qc_opt(&a, "report");
+    const char *report_dir = qc_opt(&a, "report"), *batch_arg = qc_opt(&a, "batch"), *device_arg = qc_opt(&a, "device");
     qc_run_config cfg = {.jobs = 1, .timeout = 60, .shard_count = 1, .show = 8, .quiet_pass = qc_flag(&a, "quiet")};
     cfg.progress = isatty(STDERR_FILENO);
     cfg.keep_failing = qc_opt(&a, "keep-failing");
@@ -240,6 +276,14 @@ int cmd_run(int argc, char **argv)
     if (show_arg && parse_int(a.cmd, "show", show_arg, 0, 1000, &v) == QC_EXIT_OK)
         cfg.show = (int)v;
     else if (show_arg)
+        return QC_EXIT_USAGE;
+    if (batch_arg && parse_int(a.cmd, "batch", batch_arg, 1, 100000, &v) == QC_EXIT_OK)
+        cfg.batch = (int)v;
+    else if (batch_arg)
+        return QC_EXIT_USAGE;
+    if (device_arg && parse_int(a.cmd, "device", device_arg, 0, 1023, &v) == QC_EXIT_OK)
+        cfg.device = (int)v;
+    else if (device_arg)
         return QC_EXIT_USAGE;
     if (shard) {
         int i, n;
@@ -308,7 +352,7 @@ int cmd_run(int argc, char **argv)
             qc_shard_of(&inst[i], cfg.shard_count) != cfg.shard_index)
             continue;
         for (int b = 0; b < nb; b++)
-            if (qc_backend_impl(backends[b], inst[i].c->op))
+            if (qc_backend_implements(backends[b], inst[i].c->op))
                 work[nw++] = (qc_work){&inst[i], backends[b]};
     }
     if (nw == 0) {

@@ -8,7 +8,7 @@
 
 #include "ops/moe.h"
 
-struct qc_quant_job;
+struct qcheck_quant_spec;
 struct qc_quantized;
 
 typedef struct qc_moe_cfg {
@@ -21,7 +21,7 @@ typedef struct qc_moe_cfg {
     float rsf_out;              /* the routed scaling applied once after the sum (1 when in the weights) */
     /* NULL; a mutant's change to every expert's quantized weights, after the quantizer and
      * before the exact dequantization (the weight scales read from the wrong block, say) */
-    void (*weight_tweak)(const struct qc_quant_job *j, struct qc_quantized *q);
+    void (*weight_tweak)(const struct qcheck_quant_spec *j, struct qc_quantized *q);
 } qc_moe_cfg;
 
 typedef void (*qc_moe_tweak)(qc_moe_cfg *cfg);
@@ -45,7 +45,7 @@ void qc_moe_weight_fill(uint64_t seed, int64_t expert, int tensor, float std, si
 /* The quantization job of qc_recipe `recipe` on [rows, cols] with the MoE ops' shapes (token
  * groups of 128, 128x128 blocks); 0, or 2 with the message in c->err. Not thread-safe (the
  * parameter parser keeps static state): set jobs up in the calling thread. */
-int qc_moe_quant_job(struct qc_op_call *c, int recipe, int64_t rows, int64_t cols, struct qc_quant_job *j);
+int qc_moe_quant_job(struct qc_op_call *c, int recipe, int64_t rows, int64_t cols, struct qcheck_quant_spec *j);
 
 /* Where the expert weights come from, param weights: inputs (the f32 tensors w13 [experts, r1,
  * hidden] and w2 [experts, hidden, inter]) or generate (weight_seed, w13_std, w2_std; then w13 and

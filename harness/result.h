@@ -24,12 +24,12 @@ typedef struct qc_result {
     char case_id[200];  /* instance id: case name + params, e.g. cast.e4m3fn[profile=ptx,n=1024] */
     char case_name[64]; /* the case file's name, e.g. cast_fp8 */
     char op[64];
-    char backend[48];
+    char backend[256]; /* plugin: and exec: names carry a path or a command */
     qc_verdict verdict;
     uint64_t seed;
     double seconds;
     char figures[256]; /* key figures: "n=4096 mismatches=0" */
-    char repro[1024];  /* a command that reruns exactly this instance */
+    char repro[2048];  /* a command that reruns exactly this instance */
     char detail[4096]; /* mismatch report (first N with coordinates, hex, decoded, class) or reason */
 } qc_result;
 

@@ -27,12 +27,30 @@ int qc_shard_of(const qc_instance *inst, int shard_count)
     return shard_count > 1 ? (int)(qc_hash(inst->id, 0) % (uint64_t)shard_count) : 0;
 }
 
+/* s in single quotes for a POSIX shell ('\'' for a quote inside). */
+static void shell_quote(const char *s, char *out, size_t len)
+{
+    size_t at = 0;
+    if (len < 3)
+        return;
+    out[at++] = '\'';
+    for (; *s && at + 5 < len; s++) {
+        if (*s == '\'')
+            at += (size_t)snprintf(out + at, len - at, "'\\''");
+        else
+            out[at++] = *s;
+    }
+    out[at++] = '\'';
+    out[at] = '\0';
+}
+
 static void set_repro(const qc_work *w, qc_result *r)
 {
-    char ps[QC_MAX_PARAMS * (QC_PARAM_LEN + 34)];
+    char ps[QC_MAX_PARAMS * (QC_PARAM_LEN + 34)], qp[sizeof ps + 64], qb[600];
     qc_params_format(&w->inst->params, ps, sizeof ps);
-    snprintf(r->repro, sizeof r->repro, "qcheck run --case %.64s --params '%.850s' --backend %.48s", w->inst->c->name, ps,
-             w->backend->name);
+    shell_quote(ps, qp, sizeof qp);
+    shell_quote(w->backend->name, qb, sizeof qb);
+    snprintf(r->repro, sizeof r->repro, "qcheck run --case %.64s --params %s --backend %s", w->inst->c->name, qp, qb);
 }
 
 /* Inputs from the case's generators, or from its vector table. */
@@ -72,12 +90,15 @@ static int make_inputs(const qc_instance *in, qc_tensor_set *inputs, qc_tensor *
     return 0;
 }
 
-static int call(qc_op_fn fn, const qc_instance *in, const qc_tensor_set *inputs, qc_tensor_set *out, char *err,
-                size_t errlen)
+static int call(const qc_backend *b, const qc_instance *in, const qc_tensor_set *inputs, qc_tensor_set *out,
+                char *err, size_t errlen, int device)
 {
-    qc_op_call c = {&in->params, inputs, out, err, errlen};
-    return fn(&c);
+    qc_op_call c = {&in->params, inputs, out, err, errlen, device};
+    return qc_backend_call(b, in->c->op, &c);
 }
+
+/* `ref` (the reference op itself), for the expected outputs. */
+static const qc_backend *reference(void) { return qc_backend_at(0); }
 
 int qc_instance_expected(const qc_instance *in, qc_tensor_set *inputs, qc_tensor_set *expected, char *err,
                          size_t errlen)
@@ -92,7 +113,7 @@ int qc_instance_expected(const qc_instance *in, qc_tensor_set *inputs, qc_tensor
         return 0;
     }
     char why[1024];
-    if (call(qc_op_find(in->c->op)->reference, in, inputs, expected, why, sizeof why)) {
+    if (call(reference(), in, inputs, expected, why, sizeof why, 0)) {
         snprintf(err, errlen, "reference refused the instance: %s", why);
         return 3;
     }
@@ -166,8 +187,12 @@ void qc_run_one(const qc_work *w, const qc_run_config *cfg, qc_result *r)
         snprintf(r->detail, sizeof r->detail, "  %s\n", err);
         goto done;
     }
-    qc_op_fn fn = qc_backend_impl(w->backend, in->c->op);
-    rc = call(fn, in, &inputs, &got, err, sizeof err);
+    rc = call(w->backend, in, &inputs, &got, err, sizeof err, cfg->device);
+    if (rc == QC_OP_DECLINED) { /* never run through the reference: the backend said it does not do this */
+        r->verdict = QC_SKIPPED;
+        snprintf(r->figures, sizeof r->figures, "declined: %.200s", err);
+        goto done;
+    }
     if (rc) {
         snprintf(r->figures, sizeof r->figures, "backend refused (status %d)", rc);
         snprintf(r->detail, sizeof r->detail, "  backend %s refused the instance: %s\n", w->backend->name, err);
@@ -194,31 +219,44 @@ void qc_print_result(const qc_result *r, int quiet_pass)
         fputs(r->detail, stdout);
 }
 
+/* A unit of work for one child process: one item, or a batch of an exec backend's items. */
+typedef struct unit {
+    int first, n;  /* its items are idx[first .. first + n) */
+    int exec;
+} unit;
+
 typedef struct slot {
     pid_t pid;
-    int fd, item;
+    int fd, unit;
     double deadline;
-    size_t got;
-    qc_result buf; /* what the child sends; the parent keeps the identity fields it set */
+    size_t got, want;
+    qc_result *buf; /* what the child sends; the parent keeps the identity fields it set */
 } slot;
 
-static void start_item(const qc_work *work, int i, const qc_run_config *cfg, slot *s)
+void qc_exec_batch(const qc_work *work, const int *idx, int n, const qc_run_config *cfg, qc_result *results);
+
+static void start_unit(const qc_work *work, const int *idx, const unit *u, const qc_run_config *cfg, slot *s)
 {
     int fds[2];
     fflush(stdout);
     fflush(stderr);
-    if (pipe(fds) != 0) {
+    s->want = sizeof(qc_result) * (size_t)u->n;
+    s->buf = calloc((size_t)u->n, sizeof(qc_result));
+    if (!s->buf || pipe(fds) != 0) {
+        free(s->buf);
+        s->buf = NULL;
         s->pid = -1;
         return;
     }
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        static qc_result r;
-        memset(&r, 0, sizeof r);
-        qc_run_one(&work[i], cfg, &r);
-        const char *p = (const char *)&r;
-        size_t left = sizeof r;
+        if (u->exec)
+            qc_exec_batch(work, idx + u->first, u->n, cfg, s->buf);
+        else
+            qc_run_one(&work[idx[u->first]], cfg, s->buf);
+        const char *p = (const char *)s->buf;
+        size_t left = s->want;
         while (left) {
             ssize_t k = write(fds[1], p, left);
             if (k <= 0)
@@ -231,31 +269,42 @@ static void start_item(const qc_work *work, int i, const qc_run_config *cfg, slo
     close(fds[1]);
     s->pid = pid;
     s->fd = fds[0];
-    s->item = i;
     s->got = 0;
-    s->deadline = qc_now() + cfg->timeout;
+    /* an exec batch: the process has timeout x items; making the inputs and judging get as much again */
+    s->deadline = qc_now() + cfg->timeout * u->n * (u->exec ? 2 : 1) + (u->exec ? 60 : 0);
 }
 
-static void finish_item(slot *s, qc_result *r, int timed_out, double timeout)
+static void finish_unit(slot *s, const unit *u, const int *idx, qc_result *results, int timed_out,
+                        const qc_run_config *cfg, double started)
 {
     int status = 0;
     if (timed_out)
         kill(s->pid, SIGKILL);
     waitpid(s->pid, &status, 0);
     close(s->fd);
-    if (timed_out) {
-        r->verdict = QC_ERROR;
-        snprintf(r->figures, sizeof r->figures, "timeout after %.0f s", timeout);
-        snprintf(r->detail, sizeof r->detail, "  killed: no result within --timeout %.0f s\n", timeout);
-    } else if (s->got != sizeof s->buf) {
-        r->verdict = QC_ERROR;
-        if (WIFSIGNALED(status))
-            snprintf(r->figures, sizeof r->figures, "crashed: signal %d (%s)", WTERMSIG(status),
-                     strsignal(WTERMSIG(status)));
-        else
-            snprintf(r->figures, sizeof r->figures, "child exited %d without a result", WEXITSTATUS(status));
-        snprintf(r->detail, sizeof r->detail, "  the item's process died; the run goes on\n");
+    for (int j = 0; j < u->n; j++) {
+        qc_result *r = &results[idx[u->first + j]];
+        r->seconds = (qc_now() - started) / u->n;
+        if (s->got == s->want) {
+            r->verdict = s->buf[j].verdict;
+            memcpy(r->figures, s->buf[j].figures, sizeof r->figures);
+            memcpy(r->detail, s->buf[j].detail, sizeof r->detail);
+        } else if (timed_out) {
+            r->verdict = QC_ERROR;
+            snprintf(r->figures, sizeof r->figures, "timeout after %.0f s", cfg->timeout);
+            snprintf(r->detail, sizeof r->detail, "  killed: no result within --timeout %.0f s\n", cfg->timeout);
+        } else {
+            r->verdict = QC_ERROR;
+            if (WIFSIGNALED(status))
+                snprintf(r->figures, sizeof r->figures, "crashed: signal %d (%s)", WTERMSIG(status),
+                         strsignal(WTERMSIG(status)));
+            else
+                snprintf(r->figures, sizeof r->figures, "child exited %d without a result", WEXITSTATUS(status));
+            snprintf(r->detail, sizeof r->detail, "  the item's process died; the run goes on\n");
+        }
     }
+    free(s->buf);
+    s->buf = NULL;
     s->pid = 0;
 }
 
@@ -265,44 +314,85 @@ static void progress(int done, int n, int failed, double started, int enabled)
         fprintf(stderr, "\r[%d/%d] %d failed ", done, n, failed);
 }
 
+/* The identity fields of result i, and SKIPPED when its backend cannot run here (1). */
+static int prepare(const qc_work *w, qc_result *r)
+{
+    snprintf(r->case_id, sizeof r->case_id, "%s", w->inst->id);
+    snprintf(r->case_name, sizeof r->case_name, "%s", w->inst->c->name);
+    snprintf(r->op, sizeof r->op, "%s", w->inst->c->op);
+    snprintf(r->backend, sizeof r->backend, "%s", w->backend->name);
+    r->seed = w->inst->seed;
+    set_repro(w, r);
+    const char *why = qc_backend_unavailable(w->backend);
+    if (!why)
+        return 0;
+    r->verdict = QC_SKIPPED;
+    snprintf(r->figures, sizeof r->figures, "%s", why);
+    return 1;
+}
+
+/* The units: each exec backend's items in batches of cfg->batch (work order inside a batch), then
+ * every other item alone. Items SKIPPED here get no unit. idx lists the items unit by unit. */
+static int make_units(const qc_work *work, int n, const qc_run_config *cfg, qc_result *results, int *idx, unit *units,
+                      char *finished)
+{
+    int nu = 0, ni = 0, batch = cfg->batch > 0 ? cfg->batch : 64;
+    for (int i = 0; i < n; i++)
+        finished[i] = (char)prepare(&work[i], &results[i]);
+    for (int i = 0; i < n; i++) { /* the first item of each exec backend gathers all of that backend's */
+        const qc_backend *be = work[i].backend;
+        int first = 1;
+        for (int e = 0; e < i && first; e++)
+            first = work[e].backend != be;
+        if (!be->exec_cmd || !first)
+            continue;
+        for (int e = i; e < n; e++) {
+            if (work[e].backend != be || finished[e])
+                continue;
+            if (!nu || !units[nu - 1].exec || work[idx[units[nu - 1].first]].backend != be || units[nu - 1].n >= batch)
+                units[nu++] = (unit){ni, 0, 1};
+            units[nu - 1].n++;
+            idx[ni++] = e;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (!work[i].backend->exec_cmd && !finished[i]) {
+            units[nu++] = (unit){ni, 1, 0};
+            idx[ni++] = i;
+        }
+    return nu;
+}
+
 void qc_run_work(const qc_work *work, int n, const qc_run_config *cfg, qc_result *results)
 {
     int jobs = cfg->jobs > 0 ? (cfg->jobs < 64 ? cfg->jobs : 64) : 1;
     slot *slots = calloc((size_t)jobs, sizeof *slots);
     char *finished = calloc((size_t)(n ? n : 1), 1);
-    int next = 0, printed = 0, running = 0, done = 0, failed = 0;
+    int *idx = calloc((size_t)(n ? n : 1), sizeof *idx);
+    unit *units = calloc((size_t)(n ? n : 1), sizeof *units);
+    double *began = calloc((size_t)jobs, sizeof *began);
+    int nu = make_units(work, n, cfg, results, idx, units, finished);
+    int next = 0, printed = 0, done = 0, failed = 0;
+    for (int i = 0; i < n; i++)
+        done += finished[i];
     double started = qc_now();
     while (printed < n) {
-        for (int j = 0; j < jobs && next < n; j++)
+        for (int j = 0; j < jobs && next < nu; j++)
             if (!slots[j].pid) {
-                qc_result *r = &results[next];
-                const qc_work *w = &work[next];
-                snprintf(r->case_id, sizeof r->case_id, "%s", w->inst->id);
-                snprintf(r->case_name, sizeof r->case_name, "%s", w->inst->c->name);
-                snprintf(r->op, sizeof r->op, "%s", w->inst->c->op);
-                snprintf(r->backend, sizeof r->backend, "%s", w->backend->name);
-                r->seed = w->inst->seed;
-                const char *why = w->backend->unavailable ? w->backend->unavailable() : NULL;
-                set_repro(w, r);
-                if (why) {
-                    r->verdict = QC_SKIPPED;
-                    snprintf(r->figures, sizeof r->figures, "%s", why);
-                    finished[next++] = 1;
-                    done++;
-                    continue;
-                }
-                start_item(work, next, cfg, &slots[j]);
-                slots[j].deadline = qc_now() + cfg->timeout;
+                start_unit(work, idx, &units[next], cfg, &slots[j]);
+                slots[j].unit = next;
+                began[j] = qc_now();
                 if (slots[j].pid < 0) {
                     slots[j].pid = 0;
-                    r->verdict = QC_ERROR;
-                    snprintf(r->figures, sizeof r->figures, "cannot fork: %s", strerror(errno));
-                    finished[next++] = 1;
-                    done++;
-                    continue;
+                    for (int k = 0; k < units[next].n; k++) {
+                        qc_result *r = &results[idx[units[next].first + k]];
+                        r->verdict = QC_ERROR;
+                        snprintf(r->figures, sizeof r->figures, "cannot fork: %s", strerror(errno));
+                        finished[idx[units[next].first + k]] = 1;
+                        done++;
+                    }
                 }
                 next++;
-                running++;
             }
         struct pollfd pfd[64];
         int map[64], np = 0;
@@ -316,27 +406,21 @@ void qc_run_work(const qc_work *work, int n, const qc_run_config *cfg, qc_result
             poll(pfd, (nfds_t)np, 100);
         for (int k = 0; k < np; k++) {
             slot *s = &slots[map[k]];
-            qc_result *r = &results[s->item];
+            const unit *u = &units[s->unit];
             int over = qc_now() > s->deadline;
             if (pfd[k].revents & (POLLIN | POLLHUP)) {
-                ssize_t got = read(s->fd, (char *)&s->buf + s->got, sizeof s->buf - s->got);
-                if (got > 0 && (s->got += (size_t)got) < sizeof s->buf)
+                ssize_t got = read(s->fd, (char *)s->buf + s->got, s->want - s->got);
+                if (got > 0 && (s->got += (size_t)got) < s->want)
                     continue;
-                if (s->got == sizeof s->buf) {
-                    r->verdict = s->buf.verdict;
-                    memcpy(r->figures, s->buf.figures, sizeof r->figures);
-                    memcpy(r->detail, s->buf.detail, sizeof r->detail);
-                }
-                r->seconds = cfg->timeout - (s->deadline - qc_now());
-                finish_item(s, r, 0, cfg->timeout);
+                finish_unit(s, u, idx, results, 0, cfg, began[map[k]]);
             } else if (over) {
-                finish_item(s, r, 1, cfg->timeout);
+                finish_unit(s, u, idx, results, 1, cfg, began[map[k]]);
             } else {
                 continue;
             }
-            finished[s->item] = 1;
-            running--;
-            done++;
+            for (int q = 0; q < u->n; q++)
+                finished[idx[u->first + q]] = 1;
+            done += u->n;
         }
         while (printed < n && finished[printed]) {
             if (cfg->progress)
@@ -351,4 +435,7 @@ void qc_run_work(const qc_work *work, int n, const qc_run_config *cfg, qc_result
         fprintf(stderr, "\r\033[K");
     free(slots);
     free(finished);
+    free(idx);
+    free(units);
+    free(began);
 }

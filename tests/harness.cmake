@@ -9,3 +9,7 @@ if(Python3_FOUND)
 else()
   qc_test(harness_cli quick sh -c "echo 'SKIPPED: python3 not found'; exit 77")
 endif()
+
+# The one-way dependencies (docs/DESIGN.md): kernels/ sees include/qcheck and reference/ only,
+# golden/ never includes harness/ (tests/check_layering.py).
+qc_test(layering quick ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_layering.py ${PROJECT_SOURCE_DIR})

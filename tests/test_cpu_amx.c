@@ -23,7 +23,6 @@
 #include "amx_gemm.h"
 #include "amx_moe.h"
 #include "moe_cpu_op.h"
-#include "gemm_op.h"
 #include "generate.h"
 #include "registry.h"
 
@@ -85,16 +84,49 @@ static int64_t guard_broken(const uint8_t *buf, size_t bytes)
     return 0;
 }
 
-/* The kernel on the reference op's own operands, into a poisoned buffer, in one call and in two
- * column ranges. */
-static int64_t kernel_direct(const qc_gemm_operands *o, int f32, void *c1, void *c2)
+/* The operands the gemm op's ABI adapter hands a backend, captured by a backend whose gemm slot
+ * keeps a copy (so the kernel is run directly on exactly what the backend got). */
+typedef struct operands {
+    int s8;
+    int64_t m, n, k;
+    void *a, *b;
+    float *a_scale, *b_scale, *bias;
+} operands;
+static operands captured;
+
+static void *copy_of(const qcheck_tensor *t)
+{
+    void *p = malloc(t->nbytes + 8);
+    if (p && t->nbytes)
+        memcpy(p, t->data, t->nbytes);
+    return p;
+}
+
+static qcheck_status capture_gemm(const qcheck_gemm_args *g, qcheck_ctx *ctx)
+{
+    (void)ctx;
+    captured = (operands){g->kind == QC_GEMM_INT8_ROWWISE, g->m, g->n, g->k, copy_of(&g->a.codes), copy_of(&g->b.codes),
+                          g->a.scale.data ? copy_of(&g->a.scale) : NULL, copy_of(&g->b.scale),
+                          g->bias.data ? copy_of(&g->bias) : NULL};
+    return QCHECK_OK;
+}
+
+static const qcheck_backend capture = {QCHECK_BACKEND_HEADER, .name = "capture", .gemm = capture_gemm};
+
+static void operands_free(operands *o)
+{
+    free(o->a), free(o->b), free(o->a_scale), free(o->b_scale), free(o->bias);
+    memset(o, 0, sizeof *o);
+}
+
+/* The kernel on the operands, into a poisoned buffer, in one call and in two column ranges. */
+static int64_t kernel_direct(const operands *o, int f32, void *c1, void *c2)
 {
     qc_amx_weights w;
     qc_amx_act a = {0};
-    int s8 = o->kind == QC_GEMM_INT8_ROWWISE, rc;
-    rc = s8 ? qc_amx_pack_s8(o->b_s8, o->n, o->k, &w) || qc_amx_act_u8(o->a_s8, o->m, o->k, &w, &a)
-            : qc_amx_pack_fp8(o->b_codes, o->b_block_scale, o->n, o->k, &w) ||
-                  qc_amx_act_bf16(o->a_bf16, o->m, o->k, &w, &a);
+    int s8 = o->s8, rc;
+    rc = s8 ? qc_amx_pack_s8(o->b, o->n, o->k, &w) || qc_amx_act_u8(o->a, o->m, o->k, &w, &a)
+            : qc_amx_pack_fp8(o->b, o->b_scale, o->n, o->k, &w) || qc_amx_act_bf16(o->a, o->m, o->k, &w, &a);
     int64_t split = o->n > 32 ? 32 : o->n;
     for (int call = 0; !rc && call < 3; call++) {
         int64_t n0 = call == 2 ? split : 0, n1 = call == 1 ? split : o->n;
@@ -111,7 +143,7 @@ static int64_t kernel_direct(const qc_gemm_operands *o, int f32, void *c1, void 
  * is parked between K chunks (fp32 either way): the output bytes must not change. The default's
  * K chunk (2048) holds every K here in one chunk; kc 128 runs up to five, through the accumulator,
  * and mc 32 gives M = 33 and 64 two row groups (the second prefetched during the first). */
-static int64_t blocking_changes_bytes(const qc_gemm_operands *o, int f32, const uint8_t *c1, size_t nbytes,
+static int64_t blocking_changes_bytes(const operands *o, int f32, const uint8_t *c1, size_t nbytes,
                                       const char *kv)
 {
     const qc_amx_blocking saved = qc_amx_get_blocking(), other = {64, 128, 32, 64};
@@ -134,12 +166,9 @@ static void check_case(const char *kv, uint64_t seed)
         failures++;
         return;
     }
-    qc_op_call rc_ref = {&p, &in, &ref, err, sizeof err}, rc_be = {&p, &in, &be, err, sizeof err};
-    qc_op_fn amx = NULL;
-    for (int i = 0; i < qc_backend_count(); i++)
-        if (!strcmp(qc_backend_at(i)->name, "cpu-amx"))
-            amx = qc_backend_impl(qc_backend_at(i), "gemm");
-    if (!amx || qc_op_find("gemm")->reference(&rc_ref) || amx(&rc_be)) {
+    qc_op_call rc_ref = {&p, &in, &ref, err, sizeof err, 0}, rc_be = {&p, &in, &be, err, sizeof err, 0};
+    const qc_backend *amx = qc_backend_find("cpu-amx");
+    if (!amx || qc_op_find("gemm")->reference(&rc_ref) || qc_backend_call(amx, "gemm", &rc_be)) {
         printf("FAIL %s: %s\n", kv, err);
         failures++;
         qc_set_free(&in), qc_set_free(&ref), qc_set_free(&be);
@@ -153,10 +182,16 @@ static void check_case(const char *kv, uint64_t seed)
         printf("FAIL %s: the backend's c has %zu bytes, the reference's %zu\n", kv, gb ? gb->nbytes : 0, c->nbytes);
     else
         bad += compare_c("backend", kv, seed, c, bound, gb->data, bitexact);
-    qc_gemm_operands o;
+    operands o;
     uint8_t *c1 = malloc(c->nbytes + GUARD), *c2 = malloc(c->nbytes + GUARD);
     memset(c1, 0xA5, c->nbytes + GUARD), memset(c2, 0xA5, c->nbytes + GUARD);
-    if (qc_gemm_operands_get(&rc_ref, &o) || kernel_direct(&o, c->storage != QC_ST_U16, c1, c2)) {
+    qc_tensor_set scratch = {0};
+    qc_op_call rc_cap = {&p, &in, &scratch, err, sizeof err, 0};
+    int got = qc_op_find("gemm")->abi(&rc_cap, &capture);
+    o = captured;
+    memset(&captured, 0, sizeof captured);
+    qc_set_free(&scratch);
+    if (got || kernel_direct(&o, c->storage != QC_ST_U16, c1, c2)) {
         printf("FAIL %s: operands or kernel (%s)\n", kv, err);
         bad++;
     } else {
@@ -168,7 +203,7 @@ static void check_case(const char *kv, uint64_t seed)
         }
         bad += blocking_changes_bytes(&o, c->storage != QC_ST_U16, c1, c->nbytes, kv);
     }
-    qc_gemm_operands_free(&o);
+    operands_free(&o);
     failures += bad != 0;
     free(c1), free(c2);
     qc_set_free(&in), qc_set_free(&ref), qc_set_free(&be);
@@ -329,14 +364,13 @@ static void check_moe(int64_t tokens, int64_t hidden, int64_t inter, int64_t top
     qc_params_parse(&prm, kv, err, sizeof err);
     fill_normal(&in, "x", tokens, hidden, seed * 3 + 1);
     fill_normal(&in, "logits", tokens, 8, seed * 5 + 2);
-    qc_op_call cr = {&prm, &in, &ref, err, sizeof err}, cb = {&prm, &in, &be, err, sizeof err};
+    qc_op_call cr = {&prm, &in, &ref, err, sizeof err, 0}, cb = {&prm, &in, &be, err, sizeof err, 0};
     const qc_backend *b = NULL;
     for (int i = 0; i < qc_backend_count(); i++)
         if (strcmp(qc_backend_at(i)->name, "cpu-amx") == 0)
             b = qc_backend_at(i);
-    qc_op_fn fn = b ? qc_backend_impl(b, "moe_cpu") : NULL;
-    if (!fn || qc_op_find("moe_cpu")->reference(&cr) || fn(&cb)) {
-        printf("FAIL moe_cpu %s: %s\n", kv, fn ? err : "no cpu-amx moe_cpu impl");
+    if (!b || qc_op_find("moe_cpu")->reference(&cr) || qc_backend_call(b, "moe_cpu", &cb)) {
+        printf("FAIL moe_cpu %s: %s\n", kv, b ? err : "no cpu-amx backend");
         failures++;
         return;
     }

@@ -70,12 +70,12 @@ static int run_gemm(const char *kv, uint64_t seed, const char *dist, double scal
         printf("%s\n", err);
         return 2;
     }
-    qc_op_call c = {&p, in, out, err, sizeof err};
+    qc_op_call c = {&p, in, out, err, sizeof err, 0};
     const qc_backend *b = NULL;
     for (int i = 0; backend && i < qc_backend_count(); i++)
         if (strcmp(qc_backend_at(i)->name, backend) == 0)
             b = qc_backend_at(i);
-    int rc = b ? qc_backend_impl(b, "gemm")(&c) : qc_op_find("gemm")->reference(&c);
+    int rc = b ? qc_backend_call(b, "gemm", &c) : qc_op_find("gemm")->reference(&c);
     if (rc)
         printf("gemm %s: %s\n", kv, err);
     return rc;
@@ -392,7 +392,7 @@ static void test_cancellation(void)
     qc_params p = {0};
     char err[256];
     qc_params_parse(&p, "kind=mxfp4_bf16,m=1,n=1,k=1024,out=f32,bias=0,stages=1", err, sizeof err);
-    qc_op_call c = {&p, &in, &out, err, sizeof err};
+    qc_op_call c = {&p, &in, &out, err, sizeof err, 0};
     if (qc_op_find("gemm")->reference(&c)) {
         CHECK(0, "cancellation instance refused: %s", err);
         return;
@@ -508,13 +508,13 @@ static void stage_table(const char *op, const char *kv, qc_tensor_set *in, const
     char err[512];
     qc_params_parse(&p, kv, err, sizeof err);
     qc_tensor_set e = {0}, g = {0};
-    qc_op_call ce = {&p, in, &e, err, sizeof err}, cg = {&p, in, &g, err, sizeof err};
+    qc_op_call ce = {&p, in, &e, err, sizeof err, 0}, cg = {&p, in, &g, err, sizeof err, 0};
     const qc_backend *b = NULL;
     for (int i = 0; i < qc_backend_count(); i++)
         if (strcmp(qc_backend_at(i)->name, backend) == 0)
             b = qc_backend_at(i);
     table[0] = '\0';
-    if (qc_op_find(op)->reference(&ce) || !b || qc_backend_impl(b, op)(&cg))
+    if (qc_op_find(op)->reference(&ce) || !b || qc_backend_call(b, op, &cg))
         snprintf(table, len, "refused: %s", err);
     else
         qc_stage_report(&p, &e, &g, table, len);

@@ -241,7 +241,7 @@ static int run_moe(const char *kv, qc_tensor_set *in, qc_tensor_set *out)
         printf("params %s: %s\n", kv, err);
         return 2;
     }
-    qc_op_call c = {&p, in, out, err, sizeof err};
+    qc_op_call c = {&p, in, out, err, sizeof err, 0};
     int rc = qc_op_find("moe")->reference(&c);
     if (rc)
         printf("moe %s: %s\n", kv, err);
@@ -359,7 +359,7 @@ static void test_streamed_equals_inputs(void)
     char err[256];
     qc_params_parse(&p, "recipe=bf16,experts=4,top_k=1,tokens=2,hidden=64,inter=32,weights=generate,weight_seed=-1",
                     err, sizeof err);
-    qc_op_call c = {&p, &none, &o, err, sizeof err};
+    qc_op_call c = {&p, &none, &o, err, sizeof err, 0};
     CHECK(qc_op_find("moe")->reference(&c) == 2 && strstr(err, "weight_seed"), "weight_seed=-1 is refused: %s", err);
     qc_set_free(&none), qc_set_free(&o);
 }

@@ -168,7 +168,7 @@ static void run_instance(int64_t tokens, int64_t hidden, int64_t inter, int64_t 
     }
     add_input(&in, "x", tokens, hidden, 1.0f, &s);
     add_input(&in, "logits", tokens, 8, 1.0f, &s);
-    qc_op_call c = {&prm, &in, &out, err, sizeof err};
+    qc_op_call c = {&prm, &in, &out, err, sizeof err, 0};
     qc_moe_cpu p;
     if (qc_op_find("moe_cpu")->reference(&c) || qc_moe_cpu_setup(&c, &p)) {
         printf("FAIL %s: %s\n", kv, err);
@@ -291,7 +291,7 @@ static void check_weight_source(void)
             add_input(&in, "x", 3, 128, 1.0f, &s);
             add_input(&in, "logits", 3, 8, 1.0f, &s);
             add_input(&in, "w13", 8 * 256, 128, 0.06f, &s);
-            qc_op_call c = {&prm, &in, &out, err, sizeof err};
+            qc_op_call c = {&prm, &in, &out, err, sizeof err, 0};
             int rc = qc_op_find(op ? "moe" : "moe_cpu")->reference(&c);
             if (rc != 2 || !strstr(err, cases[k][1])) {
                 printf("FAIL op %s with %s and a w13 input: rc %d, error '%s'\n", op ? "moe" : "moe_cpu", cases[k][0],

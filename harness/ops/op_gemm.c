@@ -9,7 +9,7 @@
  * the stage tensors stage.dequant.a / stage.dequant.b, f64 exact operand values, and
  * stage.dequant.alpha, f32 [1]), int8_ties (int8_rowwise: even | away, quantize_row_int8's rounding).
  * The operands are quantized inside the op with the recipe code, so a backend is checked on the
- * GEMM alone; qc_gemm_operands_get (gemm_op.h) hands a backend the same quantized operands.
+ * GEMM alone; an ABI backend gets the same quantized operands, in the forms of qcheck.h (abi_gemm).
  * int8_rowwise is bit-exact (its own path below, no fp64 product): c.bound is 0 everywhere. */
 #include <math.h>
 #include <stdio.h>
@@ -79,7 +79,7 @@ static int quantize_operand(qc_op_call *c, int recipe, char side, const float *x
     qc_params rp;
     recipe_params(c, (qc_recipe)recipe, side, rows, k, &rp);
     char why[512];
-    if (qc_quant_job_from_params(&rp, &o->job, why, sizeof why)) {
+    if (qc_quant_job_from_params(&rp, 0, &o->job, why, sizeof why)) {
         snprintf(c->err, c->errlen, "operand %c (recipe %s): %s", side, qc_recipe_name(recipe), why);
         return 2;
     }
@@ -258,10 +258,21 @@ static int gemm_setup(qc_op_call *c, gemm_call *g)
 
 /* ---- int8_rowwise (gemm.h): sgl-kernel per_token_quant_int8_cpu + int8_scaled_mm_cpu ---- */
 
+typedef struct int8_operands {
+    int8_t *a_s8, *b_s8;      /* [m, k] and [n, k] (qcref_quantize_row_int8) */
+    float *a_scale, *b_scale; /* [m] and [n] */
+} int8_operands;
+
+static void int8_free(int8_operands *o)
+{
+    free(o->a_s8), free(o->b_s8), free(o->a_scale), free(o->b_scale);
+    memset(o, 0, sizeof *o);
+}
+
 /* Activations are bf16 in sgl-kernel (per_token_quant_int8_cpu takes bf16/fp16): a is rounded to
  * bf16 (RNE) first. Weights arrive already quantized in sgl-kernel (static per-channel); qcheck
  * quantizes b's rows from fp32 with the same rule (qcref_quantize_row_int8). */
-static int int8_quantize(qc_op_call *c, const gemm_call *g, qc_gemm_operands *o)
+static int int8_quantize(qc_op_call *c, const gemm_call *g, int8_operands *o)
 {
     size_t mk = (size_t)(g->m * g->k), nk = (size_t)(g->n * g->k);
     o->a_s8 = malloc(mk + 8), o->b_s8 = malloc(nk + 8);
@@ -292,16 +303,16 @@ static void store_code(qc_tensor *t, int64_t e, uint32_t code)
 
 static int int8_gemm(qc_op_call *c, const gemm_call *g)
 {
-    qc_gemm_operands o = {0};
+    int8_operands o = {0};
     int64_t shape[2] = {g->m, g->n};
     qc_tensor t, tb;
     if (int8_quantize(c, g, &o)) {
-        qc_gemm_operands_free(&o);
+        int8_free(&o);
         return 2;
     }
     if (qc_tensor_alloc(&t, "c", qc_format_storage(g->of), qc_format_name(g->of), 2, shape) ||
         qc_tensor_alloc(&tb, "c.bound", QC_ST_F64, "f64", 2, shape)) {
-        qc_gemm_operands_free(&o);
+        int8_free(&o);
         snprintf(c->err, c->errlen, "out of memory for c [%lld, %lld]", (long long)g->m, (long long)g->n);
         return 2;
     }
@@ -315,7 +326,7 @@ static int int8_gemm(qc_op_call *c, const gemm_call *g)
             store_code(&t, i * g->n + j, g->of == QC_F32 ? qc_f32_bits(v) : qcref_encode(g->of, v, &p));
             ((double *)tb.data)[i * g->n + j] = 0.0; /* bit-exact */
         }
-    qc_gemm_operands_free(&o);
+    int8_free(&o);
     if (!qc_set_add(c->out, &t) || !qc_set_add(c->out, &tb)) {
         snprintf(c->err, c->errlen, "too many output tensors");
         return 2;
@@ -323,52 +334,132 @@ static int int8_gemm(qc_op_call *c, const gemm_call *g)
     return 0;
 }
 
-/* ---- the quantized operands for a backend (gemm_op.h) ---- */
+/* ---- the ABI adapter: the operands in the forms the kernel consumes (qcheck.h) ---- */
 
-/* fp8_block under model=sgl-cpu: a as bf16 codes, b as the block recipe's e4m3fn codes + scales. */
-static int fp8_block_operands(qc_op_call *c, const gemm_call *g, qc_gemm_operands *o)
+/* One side's tensors, owned here for the duration of the call. */
+typedef struct abi_operand {
+    qc_quant_job job;
+    qc_tensor_set t; /* codes, scale, gscale */
+} abi_operand;
+
+static qcheck_tensor add_view(qc_tensor_set *set, const char *name, qc_storage st, const char *dtype, int64_t rows,
+                              int64_t cols, int *rc)
 {
-    operand b = {0};
-    int rc = quantize_operand(c, QC_RECIPE_BLOCK, 'b', g->b, g->n, g->k, &b);
-    if (!rc && (b.job.policy.elem != QC_E4M3FN || b.job.policy.block_r != 128 || b.job.policy.block_c != 128))
-        rc = 1; /* another element format or block: not the kernel's */
-    size_t mk = (size_t)(g->m * g->k), nk = (size_t)(g->n * g->k), ns = b.quantized ? b.qz.nscales : 0;
-    o->a_bf16 = malloc(mk * 2 + 8), o->b_codes = malloc(nk + 8), o->b_block_scale = malloc(ns * 4 + 8);
-    if (!rc && (!o->a_bf16 || !o->b_codes || !o->b_block_scale)) {
-        snprintf(c->err, c->errlen, "out of memory for the fp8_block operands");
-        rc = 2;
+    int64_t shape[2] = {rows, cols};
+    qc_tensor t;
+    qcheck_tensor v = {0};
+    if (*rc || qc_tensor_alloc(&t, name, st, dtype, cols < 0 ? 1 : 2, shape) || !qc_set_add(set, &t)) {
+        *rc = 2;
+        return v;
     }
+    return qc_view(qc_set_find(set, name));
+}
+
+/* FORM_QUANTIZED: the reference recipe's bytes, exactly as the quant op writes them. */
+static int quantized_form(qc_op_call *c, int recipe, char side, const float *x, int64_t rows, int64_t k,
+                          abi_operand *o, qcheck_gemm_operand *v)
+{
+    qc_params rp;
+    char why[512];
+    recipe_params(c, (qc_recipe)recipe, side, rows, k, &rp);
+    if (qc_quant_job_from_params(&rp, 0, &o->job, why, sizeof why)) {
+        snprintf(c->err, c->errlen, "operand %c (recipe %s): %s", side, qc_recipe_name(recipe), why);
+        return 2;
+    }
+    qc_quantized qz;
+    size_t qb, sb;
+    uint8_t *sbytes = NULL;
+    if (qc_quant_job_alloc(&o->job, &qz)) {
+        snprintf(c->err, c->errlen, "out of memory quantizing operand %c", side);
+        return 2;
+    }
+    qcref_quant(o->job.recipe, &o->job.policy, x, o->job.rows, o->job.cols, o->job.has_static ? &o->job.static_scale : NULL,
+                o->job.has_gscale ? &o->job.gscale_encode : NULL, &qz);
+    int rc = qc_quant_job_serialize(&o->job, &qz, &qb, &sbytes, &sb, c->err, c->errlen) ? 2 : 0;
+    int fp4 = qc_quant_job_fp4(&o->job);
+    *v = (qcheck_gemm_operand){.form = QCHECK_FORM_QUANTIZED, .spec = &o->job};
+    v->codes = add_view(&o->t, "codes", QC_ST_U8, fp4 ? "e2m1x2" : qc_format_name(o->job.policy.elem), rows,
+                        fp4 ? (k + 1) / 2 : k, &rc);
+    v->scale = add_view(&o->t, "scale", QC_ST_U8, o->job.recipe == QC_RECIPE_NVFP4 ? "e4m3fn"
+                                                  : o->job.recipe >= QC_RECIPE_MXFP8 ? "e8m0" : "u8",
+                        (int64_t)sb, -1, &rc);
+    if (o->job.recipe == QC_RECIPE_NVFP4)
+        v->gscale = add_view(&o->t, "gscale", QC_ST_F32, "f32", 1, -1, &rc);
     if (!rc) {
-        qc_cast_policy p = qcref_default_policy();
-        for (size_t i = 0; i < mk; i++)
-            o->a_bf16[i] = (uint16_t)qcref_encode(QC_BF16, g->a[i], &p);
-        memcpy(o->b_codes, b.qz.q, nk);
-        memcpy(o->b_block_scale, b.qz.scale_f32, ns * 4);
+        memcpy(v->codes.data, qz.q, qb);
+        memcpy(v->scale.data, sbytes, sb);
+        if (v->gscale.data)
+            memcpy(v->gscale.data, &qz.gscale, 4);
     }
-    operand_free(&b);
+    free(sbytes);
+    qc_quant_job_free(&qz);
     return rc;
 }
 
-int qc_gemm_operands_get(qc_op_call *c, qc_gemm_operands *o)
+static int bf16_form(const float *x, int64_t rows, int64_t k, abi_operand *o, qcheck_gemm_operand *v)
+{
+    int rc = 0;
+    qc_cast_policy p = qcref_default_policy();
+    *v = (qcheck_gemm_operand){.form = QCHECK_FORM_BF16};
+    v->codes = add_view(&o->t, "codes", QC_ST_U16, "bf16", rows, k, &rc);
+    for (int64_t i = 0; !rc && i < rows * k; i++)
+        ((uint16_t *)v->codes.data)[i] = (uint16_t)qcref_encode(QC_BF16, x[i], &p);
+    return rc;
+}
+
+static int int8_form(int8_t *codes, float *scales, int64_t rows, int64_t k, abi_operand *o, qcheck_gemm_operand *v)
+{
+    int rc = 0;
+    *v = (qcheck_gemm_operand){.form = QCHECK_FORM_INT8_ROW};
+    v->codes = add_view(&o->t, "codes", QC_ST_U8, "s8", rows, k, &rc);
+    v->scale = add_view(&o->t, "scale", QC_ST_F32, "f32", rows, -1, &rc);
+    if (!rc) {
+        memcpy(v->codes.data, codes, (size_t)(rows * k));
+        memcpy(v->scale.data, scales, (size_t)rows * 4);
+    }
+    return rc;
+}
+
+static int operand_forms(qc_op_call *c, const gemm_call *g, abi_operand *oa, abi_operand *ob, qcheck_gemm_args *a)
+{
+    if (g->kind == QC_GEMM_INT8_ROWWISE) {
+        int8_operands o = {0};
+        int rc = int8_quantize(c, g, &o) || int8_form(o.a_s8, o.a_scale, g->m, g->k, oa, &a->a) ||
+                 int8_form(o.b_s8, o.b_scale, g->n, g->k, ob, &a->b);
+        int8_free(&o);
+        return rc ? 2 : 0;
+    }
+    const qc_gemm_kind_info *ki = qcref_gemm_kind(g->kind);
+    int recipe_a = g->cpu ? -1 : ki->recipe_a;
+    int rc = recipe_a < 0 ? bf16_form(g->a, g->m, g->k, oa, &a->a)
+                          : quantized_form(c, recipe_a, 'a', g->a, g->m, g->k, oa, &a->a);
+    return rc || quantized_form(c, (int)ki->recipe_b, 'b', g->b, g->n, g->k, ob, &a->b) ? 2 : 0;
+}
+
+static int abi_gemm(qc_op_call *c, const qcheck_backend *b)
 {
     gemm_call g;
-    memset(o, 0, sizeof *o);
+    abi_operand oa = {0}, ob = {0};
+    qcheck_gemm_args a = {0};
     int rc = gemm_setup(c, &g);
     if (rc)
         return rc;
-    o->kind = g.kind, o->m = g.m, o->n = g.n, o->k = g.k, o->out = g.of, o->bias = g.bias;
-    if (g.kind == QC_GEMM_INT8_ROWWISE)
-        return int8_quantize(c, &g, o);
-    if (g.kind == QC_GEMM_FP8_BLOCK && g.cpu)
-        return fp8_block_operands(c, &g, o);
-    return 1;
-}
-
-void qc_gemm_operands_free(qc_gemm_operands *o)
-{
-    free(o->a_bf16), free(o->b_codes), free(o->b_block_scale);
-    free(o->a_s8), free(o->b_s8), free(o->a_scale), free(o->b_scale);
-    memset(o, 0, sizeof *o);
+    a.kind = (qc_gemm_kind)g.kind, a.model = qc_param_or(c->params, "model", "exact");
+    a.m = g.m, a.n = g.n, a.k = g.k, a.out = g.of;
+    int64_t shape[2] = {g.m, g.n};
+    rc = operand_forms(c, &g, &oa, &ob, &a) ||
+         qc_op_output(c, "c", qc_format_storage(g.of), qc_format_name(g.of), 2, shape, &a.c) ? 2 : 0;
+    a.a.values = qc_view(qc_set_find((qc_tensor_set *)c->in, "a"));
+    a.b.values = qc_view(qc_set_find((qc_tensor_set *)c->in, "b"));
+    if (g.has_bias)
+        a.bias = qc_view(qc_set_find((qc_tensor_set *)c->in, "bias"));
+    if (!rc) {
+        qcheck_ctx ctx = qc_abi_ctx(c);
+        rc = qc_abi_result(c, b, b->gemm(&a, &ctx), &ctx);
+    }
+    qc_set_free(&oa.t);
+    qc_set_free(&ob.t);
+    return rc;
 }
 
 int qc_gemm_op(qc_op_call *c, qc_gemm_tweak tweak)
@@ -422,4 +513,4 @@ static int ref_gemm(qc_op_call *c) { return qc_gemm_op(c, NULL); }
 const qc_op qc_op_gemm = {"gemm",
                           "a f32[m, k], b f32[n, k], bias f32[n] -> c [m, n] (out: bf16|f16|f32), c.bound f64; "
                           "params: kind m n k out bias profile_a profile_b ue8m0 scale_a scale_b model stages int8_ties",
-                          ref_gemm};
+                          ref_gemm, offsetof(qcheck_backend, gemm), abi_gemm};

@@ -73,37 +73,52 @@ static void fill_mask(const qc_layout *L, uint8_t *mask)
     }
 }
 
+/* The plan, the input x (u8, the map's source bytes) and the outputs y and y.mask. */
+static int parse_layout(qc_op_call *c, qc_layout *L, qcheck_layout_args *a)
+{
+    if (qc_layout_from_params(c, L))
+        return QC_OP_BAD;
+    const qc_tensor *x = qc_set_find((qc_tensor_set *)c->in, "x");
+    if (!x || x->storage != QC_ST_U8 || x->nbytes != qcref_layout_src_bytes(L)) {
+        snprintf(c->err, c->errlen, "input x must be u8 with %zu bytes for this shape, got %zu",
+                 qcref_layout_src_bytes(L), x ? x->nbytes : 0);
+        return QC_OP_BAD;
+    }
+    int64_t n = (int64_t)qcref_layout_dst_bytes(L);
+    qcheck_tensor mask;
+    *a = (qcheck_layout_args){.plan = L, .inverse = 0, .x = qc_view(x)};
+    if (qc_op_output(c, "y", QC_ST_U8, "u8", 1, &n, &a->y) || qc_op_output(c, "y.mask", QC_ST_U8, "u8", 1, &n, &mask))
+        return QC_OP_BAD;
+    snprintf(qc_set_find(c->out, "y")->layout, QC_NAME_LEN, "%s", L->desc->name);
+    fill_mask(L, mask.data);
+    return QC_OP_OK;
+}
+
 static int ref_layout(qc_op_call *c)
 {
     qc_layout L;
-    if (qc_layout_from_params(c, &L))
-        return 2;
-    const qc_tensor *x = qc_set_find((qc_tensor_set *)c->in, "x");
-    if (!x || x->storage != QC_ST_U8 || x->nbytes != qcref_layout_src_bytes(&L)) {
-        snprintf(c->err, c->errlen, "input x must be u8 with %zu bytes for this shape, got %zu",
-                 qcref_layout_src_bytes(&L), x ? x->nbytes : 0);
-        return 2;
-    }
-    int64_t n = (int64_t)qcref_layout_dst_bytes(&L), bad = -1;
-    qc_tensor y, m;
-    if (qc_tensor_alloc(&y, "y", QC_ST_U8, "u8", 1, &n) || qc_tensor_alloc(&m, "y.mask", QC_ST_U8, "u8", 1, &n)) {
-        snprintf(c->err, c->errlen, "out of memory");
-        return 2;
-    }
-    snprintf(y.layout, sizeof y.layout, "%s", L.desc->name);
-    if (qcref_layout_apply(&L, x->data, y.data, &bad)) {
+    qcheck_layout_args a;
+    int64_t bad = -1;
+    int rc = parse_layout(c, &L, &a);
+    if (!rc && qcref_layout_apply(&L, a.x.data, a.y.data, &bad)) {
         snprintf(c->err, c->errlen, "map %s rejects source element %lld (its value breaks the map's rule)",
                  L.desc->name, (long long)bad);
-        qc_tensor_free(&y);
-        qc_tensor_free(&m);
-        return 2;
+        return QC_OP_BAD;
     }
-    fill_mask(&L, m.data);
-    qc_set_add(c->out, &y);
-    qc_set_add(c->out, &m);
-    return 0;
+    return rc;
+}
+
+static int abi_layout(qc_op_call *c, const qcheck_backend *b)
+{
+    qc_layout L;
+    qcheck_layout_args a;
+    int rc = parse_layout(c, &L, &a);
+    if (rc)
+        return rc;
+    qcheck_ctx ctx = qc_abi_ctx(c);
+    return qc_abi_result(c, b, b->layout(&a, &ctx), &ctx);
 }
 
 const qc_op qc_op_layout = {"layout", "x u8[src bytes] -> y u8[dst bytes] + y.mask; params: map rows cols batch "
                                       "elem_bytes and the map's own",
-                            ref_layout};
+                            ref_layout, offsetof(qcheck_backend, layout), abi_layout};

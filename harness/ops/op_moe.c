@@ -136,7 +136,7 @@ static int input(qc_op_call *c, const char *name, int64_t numel, const float **o
     return t ? 0 : 2;
 }
 
-int qc_moe_quant_job(qc_op_call *c, int recipe, int64_t rows, int64_t cols, struct qc_quant_job *j)
+int qc_moe_quant_job(qc_op_call *c, int recipe, int64_t rows, int64_t cols, struct qcheck_quant_spec *j)
 {
     qc_params p = {0};
     char v[32], why[512];
@@ -149,7 +149,7 @@ int qc_moe_quant_job(qc_op_call *c, int recipe, int64_t rows, int64_t cols, stru
         qc_params_set(&p, "group", "128");
     if (recipe == QC_RECIPE_BLOCK)
         qc_params_set(&p, "block", "128x128");
-    if (qc_quant_job_from_params(&p, j, why, sizeof why)) {
+    if (qc_quant_job_from_params(&p, 0, j, why, sizeof why)) {
         snprintf(c->err, c->errlen, "%s [%lld, %lld]: %s", qc_recipe_name(recipe), (long long)rows, (long long)cols,
                  why);
         return 2;
@@ -505,12 +505,90 @@ int qc_moe_op(qc_op_call *c, qc_moe_tweak tweak)
 
 static int ref_moe(qc_op_call *c) { return qc_moe_op(c, NULL); }
 
+/* ---- the ABI adapter ---- */
+
+typedef struct moe_weights {
+    moe_state *s;
+    int64_t experts;
+} moe_weights;
+
+/* Expert e's tensor t as f32 values: the input's slice, or generated (weights=generate). */
+static int weights_f32(void *self, int64_t e, int t, float *out)
+{
+    moe_weights *w = self;
+    moe_state *s = w->s;
+    if (e < 0 || e >= w->experts || (t != 0 && t != 1))
+        return 1;
+    int64_t n = t ? s->cfg.h * s->cfg.i : s->r1 * s->cfg.h;
+    if (s->ws.gen)
+        qc_moe_weight_fill(s->ws.seed, e, t, s->ws.std[t], 0, (size_t)n, out);
+    else
+        memcpy(out, s->ws.in[t] + e * n, (size_t)n * 4);
+    return 0;
+}
+
+/* The stages a backend may fill, in the reference's order and shapes (docs/backends.md). */
+static const char *const moe_stages[] = {"route.ids", "route.weights", "a1.x", "gemm1.h", "act.a", "a2.x",
+                                         "gemm2.y", "combine.out"};
+#define NSTAGES 8
+
+static int abi_moe(qc_op_call *c, const qcheck_backend *b)
+{
+    moe_state s;
+    memset(&s, 0, sizeof s);
+    if (parse_cfg(c, &s.cfg))
+        return 2;
+    qc_moe_cfg *m = &s.cfg;
+    int64_t ne = m->e + m->shared;
+    s.kk = m->route.top_k + m->shared, s.r1 = qcref_act_gated(m->act.act) ? 2 * m->i : m->i, s.rows = m->t * s.kk;
+    const float *unused;
+    int rc = input(c, "x", m->t * m->h, &unused) || input(c, "logits", m->t * m->e, &unused) || weight_source(c, &s, ne) ||
+             (m->bias && (input(c, "b13", ne * s.r1, &unused) || input(c, "b2", ne * m->h, &unused))) ||
+             qc_op_optional_f32(c, "route_bias", m->e, &unused);
+    moe_weights w = {&s, ne};
+    qcheck_stage st[NSTAGES];
+    int64_t shapes[NSTAGES][2] = {{m->t, s.kk}, {m->t, s.kk}, {m->t, m->h}, {s.rows, s.r1}, {s.rows, m->i},
+                                  {s.rows, m->i}, {s.rows, m->h}, {m->t, m->h}};
+    int64_t out_shape[2] = {m->t, m->h};
+    qcheck_moe_args a = {.tokens = m->t, .hidden = m->h, .inter = m->i, .experts = m->e, .shared = m->shared,
+                         .top_k = m->route.top_k, .r1 = s.r1, .recipe = recipes[m->recipe].name,
+                         .act_recipe = recipes[m->recipe].act, .weight_recipe = recipes[m->recipe].weight,
+                         .route = m->route, .act = m->act, .weight_on_input = m->weight_on_input, .bias = m->bias,
+                         .rsf_out = m->rsf_out, .weights = weights_f32, .weights_self = &w, .stages = st,
+                         .nstages = NSTAGES};
+    const qc_tensor_set *in = c->in;
+    a.x = qc_view(qc_set_find((qc_tensor_set *)in, "x")), a.logits = qc_view(qc_set_find((qc_tensor_set *)in, "logits"));
+    a.route_bias = qc_view(qc_set_find((qc_tensor_set *)in, "route_bias"));
+    a.b13 = qc_view(qc_set_find((qc_tensor_set *)in, "b13")), a.b2 = qc_view(qc_set_find((qc_tensor_set *)in, "b2"));
+    a.route.bias = a.route_bias.data;
+    rc = rc || qc_op_output(c, "out", QC_ST_U16, "bf16", 2, out_shape, &a.out);
+    char name[QC_NAME_LEN];
+    for (int i = 0; !rc && i < NSTAGES; i++) {
+        int ids = i == 0;
+        snprintf(name, sizeof name, "stage.%s", moe_stages[i]);
+        st[i] = (qcheck_stage){.name = moe_stages[i]};
+        rc = qc_op_output(c, name, ids ? QC_ST_I32 : QC_ST_F32, ids ? "i32" : "f32", 2, shapes[i], &st[i].t);
+    }
+    rc = rc ? QC_OP_BAD : QC_OP_OK;
+    if (!rc) {
+        qcheck_ctx ctx = qc_abi_ctx(c);
+        rc = qc_abi_result(c, b, b->moe(&a, &ctx), &ctx);
+    }
+    for (int i = 0; !rc && i < NSTAGES; i++) /* a stage the backend did not fill is left out */
+        if (!st[i].filled) {
+            snprintf(name, sizeof name, "stage.%s", moe_stages[i]);
+            qc_set_remove(c->out, name);
+        }
+    state_free(&s);
+    return rc;
+}
+
 const qc_op qc_op_moe = {"moe",
                          "x, logits, route_bias, w13, w2, b13, b2 (f32) -> out bf16 [tokens, hidden], out.bound, "
                          "stage.* (route ids/weights, a1, gemm1, act, a2, gemm2, combine); params: recipe tokens "
                          "hidden inter experts top_k shared route n_group topk_group renorm rsf rsf_in_weights act "
                          "order alpha beta limit weight_on_input bias",
-                         ref_moe};
+                         ref_moe, offsetof(qcheck_backend, moe), abi_moe};
 
 /* parse_cfg for op moe_cpu (ops/op_moe_cpu.c): the same params, the same rules. */
 int qc_moe_parse_cfg(qc_op_call *c, qc_moe_cfg *m) { return parse_cfg(c, m); }

@@ -484,10 +484,67 @@ static int ref_moe_cpu(qc_op_call *c)
     return rc ? 2 : 0;
 }
 
+/* ---- the ABI adapter: routing, bf16 x and the weights' bytes as fused_experts_cpu takes them ---- */
+
+typedef struct weights_src {
+    qc_op_call *c;
+    const qc_moe_cpu *p;
+} weights_src;
+
+static int weights_on_demand(void *self, int64_t e, int t, uint8_t *codes, float *scales)
+{
+    weights_src *w = self;
+    return e < 0 || e >= w->p->cfg.e + w->p->cfg.shared || (t != 0 && t != 1) ||
+           qc_moe_cpu_weights(w->c, w->p, e, t, codes, scales);
+}
+
+static const char *const cpu_stages[] = {"gemm1.h", "act.a", "gemm2.y"};
+
+static int abi_moe_cpu(qc_op_call *c, const qcheck_backend *b)
+{
+    qc_moe_cpu p;
+    int rc = qc_moe_cpu_setup(c, &p);
+    qc_tensor_set in = {0};
+    qcheck_stage st[3];
+    weights_src ws = {c, &p};
+    char name[QC_NAME_LEN];
+    int64_t t = p.cfg.t, kk = p.kk, one[2] = {p.cfg.t, p.cfg.h};
+    int64_t cols[3] = {2 * p.cfg.i, p.cfg.i, p.cfg.h};
+    qcheck_moe_cpu_args a = {.tokens = t, .hidden = p.cfg.h, .inter = p.cfg.i, .experts = p.cfg.e + p.cfg.shared,
+                             .slots = kk, .weights = weights_on_demand, .weights_self = &ws, .stages = st, .nstages = 3};
+    qc_op_call ic = *c;
+    ic.out = &in;
+    rc = rc || qc_op_add_tensor(&ic, "x", QC_ST_U16, "bf16", t, p.cfg.h, p.x) ||
+         qc_op_add_tensor(&ic, "ids", QC_ST_I32, "i32", t, kk, p.ids) ||
+         qc_op_add_tensor(&ic, "weights", QC_ST_F32, "f32", t, kk, p.w) ||
+         qc_op_output(c, "out", QC_ST_U16, "bf16", 2, one, &a.out);
+    for (int i = 0; !rc && i < 3; i++) {
+        int64_t sh[2] = {p.rows, cols[i]};
+        snprintf(name, sizeof name, "stage.%s", cpu_stages[i]);
+        st[i] = (qcheck_stage){.name = cpu_stages[i]};
+        rc = qc_op_output(c, name, QC_ST_F32, "f32", 2, sh, &st[i].t);
+    }
+    if (!rc) {
+        a.x = qc_view(qc_set_find(&in, "x")), a.topk_ids = qc_view(qc_set_find(&in, "ids"));
+        a.topk_weights = qc_view(qc_set_find(&in, "weights"));
+        qcheck_ctx ctx = qc_abi_ctx(c);
+        rc = qc_abi_result(c, b, b->moe_cpu(&a, &ctx), &ctx);
+    }
+    for (int i = 0; !rc && i < 3; i++) /* a stage the backend did not fill is left out, not compared as poison */
+        if (!st[i].filled) {
+            snprintf(name, sizeof name, "stage.%s", cpu_stages[i]);
+            qc_set_remove(c->out, name);
+        }
+    rc = rc || qc_moe_cpu_route_stages(c, &p); /* the routing is the kernel's input: shown, not computed by it */
+    qc_set_free(&in);
+    qc_moe_cpu_free(&p);
+    return rc;
+}
+
 const qc_op qc_op_moe_cpu = {
     "moe_cpu",
     "sgl-kernel fused_experts_cpu, fp8 w8a16 (bf16 x, e4m3fn 128x128 block weights): x, logits, route_bias, w13, w2 "
     "(f32; or weights=generate) -> out bf16 [tokens, hidden], out.bound (every kernel with its bf16 rounding points "
     "ic0/ic1/C/ic2/out, fp32 sums in any order, an exp within 2^-20), stage.route.*, stage.gemm1.h (ic0), "
     "stage.act.a (ic1), stage.gemm2.y (C); params: those of moe with recipe=fp8_block act=silu order=gate_up",
-    ref_moe_cpu};
+    ref_moe_cpu, offsetof(qcheck_backend, moe_cpu), abi_moe_cpu};

@@ -3,66 +3,15 @@
  *            gscale: f32 [1] (nvfp4)
  *   dequant  x: f32 [rows, cols] -> y: f32 [rows, cols]: quantize with the reference, dequantize
  *            with the implementation under test (so a backend's dequant is checked on its own)
- * params: recipe, profile (default: the recipe's first), rows, cols, in-dtype, and the recipe's
- * keys of spec/cli.md (fp8, elem, group, eps, ue8m0, scale_layout, block, static_scale,
- * gscale_encode, gscale_decode, fp8_max, sf), read by the same code as the CLI. */
+ * params: recipe, profile (default: the recipe's first), rows, cols, in-dtype, layout, and the
+ * recipe's keys of docs/spec/cli.md, parsed once into the ABI's qcheck_quant_spec
+ * (qc_quant_job_from_params). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../quant_job.h"
 #include "../registry.h"
-
-static const char *const recipe_keys[] = {"fp8",   "elem",         "group",        "eps",
-                                          "ue8m0", "scale_layout", "block",        "static_scale",
-                                          "gscale_encode", "gscale_decode", "fp8_max", "sf"};
-
-/* The params as the CLI's arguments, so that both go through qc_quant_job_setup. */
-int qc_quant_job_from_params(const qc_params *p, qc_quant_job *j, char *err, size_t errlen)
-{
-    static char store[2 * QC_MAX_PARAMS + 8][QC_PARAM_LEN + 40];
-    char *argv[2 * QC_MAX_PARAMS + 8];
-    int argc = 0;
-#define ARG(...) (snprintf(store[argc], sizeof store[0], __VA_ARGS__), argv[argc] = store[argc], argc++)
-    ARG("--recipe");
-    ARG("%s", qc_param_or(p, "recipe", ""));
-    if (qc_param(p, "profile")) {
-        ARG("--profile");
-        ARG("%s", qc_param(p, "profile"));
-    }
-    if (qc_param(p, "in-dtype")) {
-        ARG("--in-dtype");
-        ARG("%s", qc_param(p, "in-dtype"));
-    }
-    if (qc_param(p, "layout")) {
-        ARG("--layout");
-        ARG("%s", qc_param(p, "layout"));
-    }
-    ARG("--shape");
-    ARG("%sx%s", qc_param_or(p, "rows", "?"), qc_param_or(p, "cols", "?"));
-    for (size_t k = 0; k < sizeof recipe_keys / sizeof recipe_keys[0]; k++)
-        if (qc_param(p, recipe_keys[k])) {
-            ARG("--param");
-            ARG("%s=%s", recipe_keys[k], qc_param(p, recipe_keys[k]));
-        }
-#undef ARG
-    qc_args a;
-    qc_error_capture(err, errlen);
-    int rc = qc_parse_args(&a, "quant", argc, argv, NULL) || qc_quant_job_setup(&a, j);
-    qc_error_capture(NULL, 0);
-    return rc ? 2 : 0;
-}
-
-static int add_bytes(qc_op_call *c, const char *name, qc_storage s, const char *dtype, const void *data, size_t bytes)
-{
-    int64_t n = (int64_t)(bytes / qc_storage_size(s));
-    qc_tensor t;
-    if (qc_tensor_alloc(&t, name, s, dtype, 1, &n))
-        return 2;
-    if (bytes)
-        memcpy(t.data, data, bytes);
-    return qc_set_add(c->out, &t) ? 0 : 2;
-}
 
 static const char *scale_dtype(const qc_quant_job *j)
 {
@@ -71,77 +20,130 @@ static const char *scale_dtype(const qc_quant_job *j)
     return j->recipe >= QC_RECIPE_MXFP8 ? "e8m0" : "u8"; /* fp32 scales (or packed ue8m0 words) as bytes */
 }
 
-/* Runs the quantizer of c's params on x: kern (a backend's kernel) or, when NULL, the reference
- * with the policy changed by tweak (mutants); qz is allocated. */
-static int quantize(qc_op_call *c, qc_quant_job *j, qc_quantized *qz, qc_quant_tweak tweak, qc_quant_kernel kern)
+/* The job of c's params and its input x (f32, rows * cols elements). */
+static int job_and_input(qc_op_call *c, qc_quant_job *j, const qc_tensor **x)
 {
-    const qc_tensor *x = qc_set_find((qc_tensor_set *)c->in, "x");
-    if (qc_quant_job_from_params(c->params, j, c->err, c->errlen))
-        return 2;
-    if (tweak)
-        tweak(j);
-    if (!x || x->storage != QC_ST_F32 || (size_t)qc_tensor_numel(x) != j->rows * j->cols) {
+    if (qc_quant_job_from_params(c->params, 0, j, c->err, c->errlen))
+        return QC_OP_BAD;
+    *x = qc_set_find((qc_tensor_set *)c->in, "x");
+    if (!*x || (*x)->storage != QC_ST_F32 || (size_t)qc_tensor_numel(*x) != j->rows * j->cols) {
         snprintf(c->err, c->errlen, "input x must be f32 with rows*cols = %zu elements", j->rows * j->cols);
-        return 2;
+        return QC_OP_BAD;
     }
-    if (qc_quant_job_alloc(j, qz)) {
-        snprintf(c->err, c->errlen, "out of memory");
-        return 2;
-    }
-    if (kern && kern(j, x->data, qz)) {
-        snprintf(c->err, c->errlen, "the kernel refused recipe %s profile %s", qc_recipe_name(j->recipe), j->profile->name);
-        qc_quant_job_free(qz);
-        return 1;
-    }
-    if (!kern)
-        qcref_quant(j->recipe, &j->policy, x->data, j->rows, j->cols, j->has_static ? &j->static_scale : NULL,
-                    j->has_gscale ? &j->gscale_encode : NULL, qz);
-    return 0;
+    return QC_OP_OK;
 }
 
-/* The outputs of the quant op (serialized as `qcheck quant` writes them) from kern or the reference. */
-static int quant_op(qc_op_call *c, qc_quant_tweak tweak, qc_quant_kernel kern)
+/* q, scale and (nvfp4) gscale, in the byte forms of the job, added to out (poisoned). */
+static int add_outputs(qc_op_call *c, const qc_quant_job *j, qcheck_tensor *q, qcheck_tensor *scale,
+                       qcheck_tensor *gscale)
+{
+    int64_t nq = (int64_t)qc_quant_job_q_bytes(j);
+    int64_t ns = (int64_t)qc_quant_job_scale_bytes(j, qcref_recipe_nscales(j->recipe, &j->policy, j->rows, j->cols));
+    int64_t one = 1;
+    memset(gscale, 0, sizeof *gscale);
+    return qc_op_output(c, "q", QC_ST_U8, qc_quant_job_fp4(j) ? "e2m1x2" : qc_format_name(j->policy.elem), 1, &nq, q) ||
+                   qc_op_output(c, "scale", QC_ST_U8, scale_dtype(j), 1, &ns, scale) ||
+                   (j->recipe == QC_RECIPE_NVFP4 && qc_op_output(c, "gscale", QC_ST_F32, "f32", 1, &one, gscale))
+               ? QC_OP_BAD
+               : QC_OP_OK;
+}
+
+/* The reference quantizer into the output views (the bytes qcheck quant writes). */
+static int reference_quant(qc_op_call *c, const qc_quant_job *j, const float *x, qcheck_tensor *q, qcheck_tensor *scale,
+                           qcheck_tensor *gscale)
+{
+    qc_quantized qz;
+    if (qc_quant_job_alloc(j, &qz)) {
+        snprintf(c->err, c->errlen, "out of memory");
+        return QC_OP_BAD;
+    }
+    qcref_quant(j->recipe, &j->policy, x, j->rows, j->cols, j->has_static ? &j->static_scale : NULL,
+                j->has_gscale ? &j->gscale_encode : NULL, &qz);
+    size_t qbytes, sbytes;
+    uint8_t *sb = NULL;
+    int rc = qc_quant_job_serialize(j, &qz, &qbytes, &sb, &sbytes, c->err, c->errlen);
+    if (!rc) {
+        memcpy(q->data, qz.q, qbytes);
+        memcpy(scale->data, sb, sbytes);
+        if (gscale->data)
+            memcpy(gscale->data, &qz.gscale, 4);
+    }
+    free(sb);
+    qc_quant_job_free(&qz);
+    return rc ? QC_OP_BAD : QC_OP_OK;
+}
+
+int qc_quant_op(qc_op_call *c, qc_quant_tweak tweak)
 {
     qc_quant_job j;
-    qc_quantized qz;
-    int qrc = quantize(c, &j, &qz, tweak, kern);
-    if (qrc)
-        return qrc;
-    size_t qbytes, sbytes;
-    uint8_t *scale = NULL;
-    int rc = qc_quant_job_serialize(&j, &qz, &qbytes, &scale, &sbytes) ||
-             add_bytes(c, "q", QC_ST_U8, qc_quant_job_fp4(&j) ? "e2m1x2" : qc_format_name(j.policy.elem), qz.q, qbytes) ||
-             add_bytes(c, "scale", QC_ST_U8, scale_dtype(&j), scale, sbytes) ||
-             (j.recipe == QC_RECIPE_NVFP4 && add_bytes(c, "gscale", QC_ST_F32, "f32", &qz.gscale, 4));
-    free(scale);
-    qc_quant_job_free(&qz);
-    return rc ? 2 : 0;
+    const qc_tensor *x;
+    qcheck_tensor q, scale, gscale;
+    int rc = job_and_input(c, &j, &x);
+    if (rc)
+        return rc;
+    if (tweak)
+        tweak(&j);
+    return add_outputs(c, &j, &q, &scale, &gscale) || reference_quant(c, &j, x->data, &q, &scale, &gscale)
+               ? QC_OP_BAD
+               : QC_OP_OK;
 }
-
-int qc_quant_op(qc_op_call *c, qc_quant_tweak tweak) { return quant_op(c, tweak, NULL); }
-int qc_quant_op_kernel(qc_op_call *c, qc_quant_kernel kern) { return quant_op(c, NULL, kern); }
 
 static int ref_quant(qc_op_call *c) { return qc_quant_op(c, NULL); }
 
-static int ref_dequant(qc_op_call *c)
+static int abi_quant(qc_op_call *c, const qcheck_backend *b)
 {
     qc_quant_job j;
-    qc_quantized qz;
-    if (quantize(c, &j, &qz, NULL, NULL))
-        return 2;
-    int64_t shape[2] = {(int64_t)j.rows, (int64_t)j.cols};
-    qc_tensor y;
-    int rc = qc_tensor_alloc(&y, "y", QC_ST_F32, "f32", 2, shape);
-    if (!rc) {
-        qcref_dequant(j.recipe, &j.policy, &qz, y.data);
-        rc = qc_set_add(c->out, &y) ? 0 : 2;
-    }
-    qc_quant_job_free(&qz);
-    return rc ? 2 : 0;
+    const qc_tensor *x;
+    qcheck_quant_args a = {.spec = &j};
+    int rc = job_and_input(c, &j, &x);
+    if (rc || (rc = add_outputs(c, &j, &a.q, &a.scale, &a.gscale)))
+        return rc;
+    a.x = qc_view(x);
+    qcheck_ctx ctx = qc_abi_ctx(c);
+    return qc_abi_result(c, b, b->quant(&a, &ctx), &ctx);
 }
 
-const qc_op qc_op_quant = {"quant", "x f32[rows, cols] -> q, scale (u8, as qcheck quant writes), gscale; params: "
-                                    "recipe profile rows cols and the recipe's keys",
-                           ref_quant};
+/* dequant: the reference's quant bytes (in a set of their own, not outputs) go to the
+ * dequantizer of b (NULL: the reference's). */
+static int dequant_call(qc_op_call *c, const qcheck_backend *b)
+{
+    qc_quant_job j;
+    const qc_tensor *x;
+    qc_tensor_set bytes = {0};
+    qc_op_call qc = *c;
+    qc.out = &bytes;
+    qcheck_dequant_args a = {.spec = &j};
+    int rc = job_and_input(c, &j, &x);
+    if (!rc)
+        rc = add_outputs(&qc, &j, &a.q, &a.scale, &a.gscale) || reference_quant(&qc, &j, x->data, &a.q, &a.scale, &a.gscale)
+                 ? QC_OP_BAD
+                 : QC_OP_OK;
+    int64_t shape[2] = {(int64_t)j.rows, (int64_t)j.cols};
+    if (!rc)
+        rc = qc_op_output(c, "y", QC_ST_F32, "f32", 2, shape, &a.y);
+    if (!rc && b) {
+        qcheck_ctx ctx = qc_abi_ctx(c);
+        rc = qc_abi_result(c, b, b->dequant(&a, &ctx), &ctx);
+    } else if (!rc) { /* the reference dequantizer */
+        qc_quantized qz;
+        if (qc_quant_job_alloc(&j, &qz)) {
+            snprintf(c->err, c->errlen, "out of memory");
+            rc = QC_OP_BAD;
+        } else {
+            qc_quant_job_deserialize(&j, a.q.data, a.scale.data, a.gscale.data, &qz);
+            qcref_dequant(j.recipe, &j.policy, &qz, a.y.data);
+            qc_quant_job_free(&qz);
+        }
+    }
+    qc_set_free(&bytes);
+    return rc;
+}
+
+static int ref_dequant(qc_op_call *c) { return dequant_call(c, NULL); }
+
+const qc_op qc_op_quant = {"quant",
+                           "x f32[rows, cols] -> q, scale (u8, as qcheck quant writes), gscale; params: "
+                           "recipe profile rows cols and the recipe's keys",
+                           ref_quant, offsetof(qcheck_backend, quant), abi_quant};
 const qc_op qc_op_dequant = {"dequant", "x f32[rows, cols] -> y f32: reference quant, then dequant; params as quant",
-                             ref_dequant};
+                             ref_dequant, offsetof(qcheck_backend, dequant), dequant_call};

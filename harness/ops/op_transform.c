@@ -28,26 +28,38 @@ static qc_tensor *copy_to_output(qc_op_call *c, const char *name, qc_storage sto
     return out;
 }
 
-int qc_fnuz_normalize_outputs(qc_op_call *c, qc_tensor **w, qc_tensor **scale)
+static int parse_fnuz(qc_op_call *c, qcheck_fnuz_normalize_args *a)
 {
-    *w = copy_to_output(c, "w", QC_ST_U8);
-    *scale = *w ? copy_to_output(c, "scale", QC_ST_F32) : NULL;
-    if (!*scale)
-        return 2;
-    snprintf((*w)->dtype, sizeof (*w)->dtype, "e4m3fnuz");
-    return 0;
+    qc_tensor *w = copy_to_output(c, "w", QC_ST_U8);
+    qc_tensor *scale = w ? copy_to_output(c, "scale", QC_ST_F32) : NULL;
+    if (!scale)
+        return QC_OP_BAD;
+    snprintf(w->dtype, sizeof w->dtype, "e4m3fnuz");
+    a->w = qc_view(w);
+    a->scale = qc_view(scale);
+    return QC_OP_OK;
 }
 
 static int ref_fnuz_normalize(qc_op_call *c)
 {
-    qc_tensor *w, *scale;
-    if (qc_fnuz_normalize_outputs(c, &w, &scale))
-        return 2;
-    qcref_normalize_e4m3fn_to_e4m3fnuz(w->data, (size_t)qc_tensor_numel(w), scale->data,
-                                       (size_t)qc_tensor_numel(scale));
-    return 0;
+    qcheck_fnuz_normalize_args a;
+    int rc = parse_fnuz(c, &a);
+    if (!rc)
+        qcref_normalize_e4m3fn_to_e4m3fnuz(a.w.data, (size_t)qcheck_numel(&a.w), a.scale.data,
+                                           (size_t)qcheck_numel(&a.scale));
+    return rc;
+}
+
+static int abi_fnuz_normalize(qc_op_call *c, const qcheck_backend *b)
+{
+    qcheck_fnuz_normalize_args a;
+    int rc = parse_fnuz(c, &a);
+    if (rc)
+        return rc;
+    qcheck_ctx ctx = qc_abi_ctx(c);
+    return qc_abi_result(c, b, b->fnuz_normalize(&a, &ctx), &ctx);
 }
 
 const qc_op qc_op_fnuz_normalize = {"fnuz_normalize",
                                     "w u8[n] e4m3fn, scale f32[s] -> w e4m3fnuz (0x80 -> 0), scale * 2",
-                                    ref_fnuz_normalize};
+                                    ref_fnuz_normalize, offsetof(qcheck_backend, fnuz_normalize), abi_fnuz_normalize};

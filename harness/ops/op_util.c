@@ -91,27 +91,81 @@ int qc_params_get_format(const qc_params *p, const char *key, qc_format *out, ch
     return 0;
 }
 
-/* The policy keys of params are exactly the CLI's policy flags, so both go through one parser. */
-static const char *const policy_keys[] = {"profile", "overflow", "nan", "nan-code", "ties", "nonan",
-                                          "zero-sign", "e8m0", "e8m0-emax", "e8m0-mbits", "e8m0-decode"};
-
 int qc_params_policy(const qc_params *p, qc_format f, qc_cast_policy *out, char *err, size_t errlen)
 {
-    static char flags[QC_MAX_PARAMS][40];
-    char *argv[2 * QC_MAX_PARAMS];
-    int argc = 0;
-    for (int i = 0; i < p->n; i++)
-        for (size_t k = 0; k < sizeof policy_keys / sizeof policy_keys[0]; k++)
-            if (strcmp(p->key[i], policy_keys[k]) == 0) {
-                snprintf(flags[argc / 2], sizeof flags[0], "--%s", p->key[i]);
-                argv[argc] = flags[argc / 2];
-                argv[argc + 1] = (char *)p->val[i];
-                argc += 2;
-            }
-    qc_args a;
-    qc_error_capture(err, errlen);
-    int rc = qc_parse_args(&a, "run", argc, argv, NULL) || qc_policy_from_args(&a, f, out) ||
-             qc_check_all_used(&a);
-    qc_error_capture(NULL, 0);
-    return rc ? 2 : 0;
+    return qc_policy_from_params(p, f, out, err, errlen) ? 2 : 0;
+}
+
+/* ---- ABI adapters ---- */
+
+_Static_assert((int)QCHECK_U8 == (int)QC_ST_U8 && (int)QCHECK_U16 == (int)QC_ST_U16 &&
+                   (int)QCHECK_I32 == (int)QC_ST_I32 && (int)QCHECK_U32 == (int)QC_ST_U32 &&
+                   (int)QCHECK_F32 == (int)QC_ST_F32 && (int)QCHECK_F64 == (int)QC_ST_F64,
+               "qcheck_storage and qc_storage name the same storages in the same order");
+
+qcheck_tensor qc_view(const qc_tensor *t)
+{
+    qcheck_tensor v = {0};
+    if (!t)
+        return v;
+    v.storage = (qcheck_storage)t->storage;
+    v.dtype = t->dtype;
+    v.ndim = t->ndim;
+    int64_t stride = 1;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        v.shape[i] = t->shape[i];
+        v.strides[i] = stride;
+        stride *= t->shape[i];
+    }
+    v.data = t->data;
+    v.nbytes = t->nbytes;
+    return v;
+}
+
+int qc_op_output(qc_op_call *c, const char *name, qc_storage st, const char *dtype, int ndim, const int64_t *shape,
+                 qcheck_tensor *view)
+{
+    qc_tensor t;
+    if (qc_tensor_alloc(&t, name, st, dtype, ndim, shape)) {
+        snprintf(c->err, c->errlen, "out of memory for output %s", name);
+        return QC_OP_BAD;
+    }
+    if (t.nbytes)
+        memset(t.data, 0xA5, t.nbytes);
+    qc_tensor *added = qc_set_add(c->out, &t);
+    if (!added) {
+        snprintf(c->err, c->errlen, "too many outputs at %s", name);
+        qc_tensor_free(&t);
+        return QC_OP_BAD;
+    }
+    if (view)
+        *view = qc_view(added);
+    return QC_OP_OK;
+}
+
+qcheck_ctx qc_abi_ctx(qc_op_call *c)
+{
+    qcheck_ctx x = {c->err, c->errlen, c->device};
+    if (c->errlen)
+        c->err[0] = '\0';
+    return x;
+}
+
+int qc_abi_result(qc_op_call *c, const qcheck_backend *b, qcheck_status st, const qcheck_ctx *ctx)
+{
+    char why[1024];
+    snprintf(why, sizeof why, "%s", ctx->msg && ctx->msg[0] ? ctx->msg : "(no reason given)");
+    switch (st) {
+    case QCHECK_OK:
+        return QC_OP_OK;
+    case QCHECK_DECLINED:
+        snprintf(c->err, c->errlen, "not implemented by %s: %s", b->name, why);
+        return QC_OP_DECLINED;
+    case QCHECK_BAD_INPUT:
+        snprintf(c->err, c->errlen, "%s rejects the arguments: %s", b->name, why);
+        return QC_OP_REFUSED;
+    default:
+        snprintf(c->err, c->errlen, "%s failed (status %d): %s", b->name, (int)st, why);
+        return QC_OP_FAILED;
+    }
 }

@@ -1,30 +1,34 @@
-/* cpu_backend.c: the registration table of the CPU backends (STYLE.md, BLIS: kernels in their
- * own files, one table here). Compiled without AVX-512 flags, so that the cpuid checks run on any
- * x86-64 CPU; the kernels (cast_avx512.c, quant_avx512.c, swizzle_avx512.c, transform_avx512.c,
- * amx_gemm.c) are called only after their backend's unavailable() returned NULL.
+/* cpu_backend.c: the registration tables of the CPU backends, cpu-avx512 and cpu-amx (STYLE.md,
+ * BLIS: kernels in their own files, one table here), written against the public ABI
+ * (include/qcheck/qcheck.h) and the reference's headers only. Compiled without AVX-512 flags, so
+ * that the cpuid checks run on any x86-64 CPU; the kernels (cast_avx512.c, quant_avx512.c,
+ * swizzle_avx512.c, transform_avx512.c, amx_gemm.c, amx_moe.c) are called only after their
+ * backend's unavailable() returned NULL. What a kernel does not implement it declines, with the
+ * reason: the harness reports that item SKIPPED. Nothing here calls the reference.
  *
  * cpu-avx512 implements:
- *   cast    vectorized: fp32 -> every minifloat (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e2m1, e2m3,
- *           e3m2, bf16, f16) under every policy, and e8m0 under every rule (log2-ceil through a
- *           log2f threshold table). Falls back to the reference: inputs that are not fp32.
- *   quant   vectorized: tensor, token, token_group, block 128x128, mxfp8/mxfp6/mxfp4, nvfp4 (every
- *           profile, modelopt included). Falls back: inputs that are not fp32, elements wider than
- *           8 bits. Serialization (FP4 packing, scale layouts) is the harness's.
- *   layout  vectorized: sf128x4 and block_scale_interleave with 1-byte scales. Falls back: every
- *           other map and 2-byte elements.
- *   fnuz_normalize  vectorized (transform_avx512.c).
+ *   cast    fp32 -> every minifloat (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e2m1, e2m3, e3m2, bf16, f16)
+ *           under every policy, and e8m0 under every rule.
+ *   quant   tensor, token, token_group, block 128x128, mxfp8/mxfp6/mxfp4, nvfp4 (every profile),
+ *           with FP4 packing and the scale bytes done here; scales row-major, or through sf128x4 /
+ *           block_scale_interleave when they are bytes (mx, nvfp4). Declines: token_group's col,
+ *           col_tma and packed_ue8m0 scale layouts, other layout maps on the scales.
+ *   layout  sf128x4 and block_scale_interleave of 1-byte elements. Declines every other map.
+ *   fnuz_normalize.
  * cpu-amx implements (amx_gemm.c; needs cpuid amx-tile, amx-bf16, amx-int8, avx512-bf16 and the
  * Linux tile permission, arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA); else SKIPPED with
  * the missing feature named):
  *   gemm    kind=fp8_block model=sgl-cpu: sgl-kernel's fp8_scaled_mm_cpu (W8A16, weights unpacked
- *           to bf16 per tile, AMX-BF16, fp32 accumulation), checked within c.bound;
+ *           to bf16 per tile, AMX-BF16, fp32 accumulation), checked within the bound;
  *           kind=int8_rowwise: sgl-kernel's int8_scaled_mm_cpu (W8A8, AMX-INT8 u8 x s8 with the
  *           s8s8 compensation words), bit-exact. Output bf16 or f32, any M, N, K (zero padding).
- *           Falls back to the reference: every other kind or model, e5m2 or non-128 blocks, out=f16.
+ *           Declines every other kind or model, e5m2 or non-128 blocks, out=f16.
+ *   moe_cpu sgl-kernel fused_experts_cpu, fp8 w8a16.
  *   The AMX kernels were developed on a CPU without AMX and run only on the lent device machine
  *   (ci/amx-bundle.sh); docs/DECISIONS.md "AMX" says how they are validated. */
 #define _DEFAULT_SOURCE /* syscall(2) */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,11 +43,19 @@
 #include "amx_gemm.h"
 #include "amx_moe.h"
 #include "cpu_avx512.h"
-#include "gemm_op.h"
-#include "layouts/layouts.h"
-#include "moe_cpu_op.h"
-#include "quant_job.h"
-#include "registry.h"
+#include "qcheck/qcheck.h"
+
+/* Declines (or fails) a call with the reason in ctx->msg. */
+static qcheck_status say(qcheck_ctx *ctx, qcheck_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static qcheck_status say(qcheck_ctx *ctx, qcheck_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (ctx->msg && ctx->msglen)
+        vsnprintf(ctx->msg, ctx->msglen, fmt, ap);
+    va_end(ap);
+    return st;
+}
 
 const char *qc_cpu_avx512_unavailable(void)
 {
@@ -62,97 +74,106 @@ const char *qc_cpu_avx512_unavailable(void)
 
 #if defined(QC_CPU_AVX512_BUILT)
 
-static int fallback(qc_op_call *c, const char *op) { return qc_op_find(op)->reference(c); }
-
-static int avx512_cast(qc_op_call *c)
+static qcheck_status avx512_cast(const qcheck_cast_args *a, qcheck_ctx *ctx)
 {
-    qc_format to;
-    qc_cast_policy p;
-    const qc_tensor *x = qc_set_find((qc_tensor_set *)c->in, "x");
-    if (!x || x->storage != QC_ST_F32 || qc_params_get_format(c->params, "to", &to, c->err, c->errlen) ||
-        qc_params_policy(c->params, to, &p, c->err, c->errlen) || !qc_avx512_cast_supported(to, &p))
-        return fallback(c, "cast"); /* the reference reports bad params itself */
-    int64_t n = qc_tensor_numel(x);
-    qc_tensor y;
-    if (qc_tensor_alloc(&y, "y", qc_format_storage(to), qc_format_name(to), 1, &n)) {
-        snprintf(c->err, c->errlen, "out of memory for output 'y' (%lld elements)", (long long)n);
-        return 2;
+    if (!qc_avx512_cast_supported(a->to, &a->policy))
+        return say(ctx, QCHECK_DECLINED, "cast to %s under this policy", qc_format_name(a->to));
+    qc_avx512_cast(a->to, &a->policy, a->x.data, (size_t)qcheck_numel(&a->x), a->y.data);
+    return QCHECK_OK;
+}
+
+/* One code per byte -> two per byte, element 2i in the low nibble (docs/spec/formats.md §3.3). */
+static void pack_fp4(const uint8_t *codes, size_t n, uint8_t *out)
+{
+    for (size_t i = 0; i + 1 < n; i += 2)
+        out[i / 2] = (uint8_t)((codes[i] & 0xF) | (codes[i + 1] & 0xF) << 4);
+    if (n & 1)
+        out[n / 2] = codes[n - 1] & 0xF;
+}
+
+/* What the quant kernel cannot lay out itself. */
+static const char *quant_declines(const qcheck_quant_spec *j)
+{
+    static char why[160];
+    int byte_scales = j->recipe >= QC_RECIPE_MXFP8;
+    if (!qc_avx512_quant_supported(j->recipe, &j->policy))
+        return "this recipe policy";
+    if (j->recipe == QC_RECIPE_TOKEN_GROUP && j->layout != QC_SL_ROW) {
+        snprintf(why, sizeof why, "token_group scale_layout=%s", qc_scale_layout_name(j->layout));
+        return why;
     }
-    qc_avx512_cast(to, &p, x->data, (size_t)n, y.data);
-    if (!qc_set_add(c->out, &y)) {
-        qc_tensor_free(&y);
-        return 2;
+    if (j->has_sf_layout && (!byte_scales || (strcmp(j->sf_layout.desc->name, "sf128x4") &&
+                                              strcmp(j->sf_layout.desc->name, "block_scale_interleave")))) {
+        snprintf(why, sizeof why, "layout map %s on %s scales", j->sf_layout.desc->name, byte_scales ? "byte" : "fp32");
+        return why;
     }
-    return 0;
+    return NULL;
 }
 
-static int quant_kernel(const qc_quant_job *j, const float *x, qc_quantized *qz)
+static qcheck_status avx512_quant(const qcheck_quant_args *a, qcheck_ctx *ctx)
 {
-    return qc_avx512_quant(j->recipe, &j->policy, x, j->rows, j->cols, j->has_static ? &j->static_scale : NULL,
-                           j->has_gscale ? &j->gscale_encode : NULL, qz);
-}
-
-static int avx512_quant(qc_op_call *c)
-{
-    qc_quant_job j;
-    if (qc_quant_job_from_params(c->params, &j, c->err, c->errlen) || j.in_dtype != QC_F32 ||
-        !qc_avx512_quant_supported(j.recipe, &j.policy))
-        return fallback(c, "quant");
-    return qc_quant_op_kernel(c, quant_kernel);
-}
-
-int qc_layout_from_params(qc_op_call *c, qc_layout *L); /* harness/ops/op_layout.c */
-
-static int avx512_layout(qc_op_call *c)
-{
-    qc_layout L;
-    const char *map = qc_param_or(c->params, "map", "");
-    const qc_tensor *x = qc_set_find((qc_tensor_set *)c->in, "x");
-    if ((strcmp(map, "sf128x4") && strcmp(map, "block_scale_interleave")) || qc_layout_from_params(c, &L) ||
-        L.in_bits != 8 || !x || x->storage != QC_ST_U8 || x->nbytes != qcref_layout_src_bytes(&L))
-        return fallback(c, "layout");
-    int64_t n = (int64_t)qcref_layout_dst_bytes(&L);
-    qc_tensor y;
-    if (qc_tensor_alloc(&y, "y", QC_ST_U8, "u8", 1, &n)) {
-        snprintf(c->err, c->errlen, "out of memory");
-        return 2;
+    const qcheck_quant_spec *j = a->spec;
+    const char *why = quant_declines(j);
+    if (why)
+        return say(ctx, QCHECK_DECLINED, "quant %s profile %s: %s", qc_recipe_name(j->recipe), j->profile->name, why);
+    size_t n = j->rows * j->cols, ns = qcref_recipe_nscales(j->recipe, &j->policy, j->rows, j->cols);
+    int fp4 = j->policy.elem == QC_E2M1, byte_scales = j->recipe >= QC_RECIPE_MXFP8;
+    qc_quantized qz = {j->rows, j->cols, fp4 ? malloc(n + 1) : a->q.data, malloc(4 * ns + 4), malloc(ns + 1), 0, ns};
+    qcheck_status st = QCHECK_OK;
+    if (!qz.q || !qz.scale_f32 || !qz.scale_u8)
+        st = say(ctx, QCHECK_FAILED, "out of memory");
+    else if (qc_avx512_quant(j->recipe, &j->policy, a->x.data, j->rows, j->cols, j->has_static ? &j->static_scale : NULL,
+                             j->has_gscale ? &j->gscale_encode : NULL, &qz))
+        st = say(ctx, QCHECK_DECLINED, "quant %s profile %s", qc_recipe_name(j->recipe), j->profile->name);
+    if (!st) {
+        if (fp4)
+            pack_fp4(qz.q, n, a->q.data);
+        const void *scales = byte_scales ? (const void *)qz.scale_u8 : (const void *)qz.scale_f32;
+        if (j->has_sf_layout)
+            qc_avx512_sf128x4(scales, 1, j->sf_layout.R, j->sf_layout.C, a->scale.data);
+        else
+            memcpy(a->scale.data, scales, byte_scales ? ns : 4 * ns);
+        if (a->gscale.data)
+            memcpy(a->gscale.data, &qz.gscale, 4);
     }
-    snprintf(y.layout, sizeof y.layout, "%s", L.desc->name);
-    qc_avx512_sf128x4(x->data, L.B, L.R, L.C, y.data);
-    if (!qc_set_add(c->out, &y)) {
-        qc_tensor_free(&y);
-        return 2;
-    }
-    return 0;
+    if (fp4)
+        free(qz.q);
+    free(qz.scale_f32), free(qz.scale_u8);
+    return st;
 }
 
-int qc_fnuz_normalize_outputs(qc_op_call *c, qc_tensor **w, qc_tensor **scale); /* harness/ops/op_transform.c */
-
-static int avx512_fnuz_normalize(qc_op_call *c)
+static qcheck_status avx512_layout(const qcheck_layout_args *a, qcheck_ctx *ctx)
 {
-    qc_tensor *w, *scale;
-    if (qc_fnuz_normalize_outputs(c, &w, &scale))
-        return 2;
-    qc_avx512_fnuz_normalize(w->data, (size_t)qc_tensor_numel(w), scale->data, (size_t)qc_tensor_numel(scale));
-    return 0;
+    const qc_layout *L = a->plan;
+    if ((strcmp(L->desc->name, "sf128x4") && strcmp(L->desc->name, "block_scale_interleave")) || L->in_bits != 8 ||
+        a->inverse)
+        return say(ctx, QCHECK_DECLINED, "layout map %s%s with %d-bit elements", L->desc->name,
+                   a->inverse ? " (inverse)" : "", L->in_bits);
+    qc_avx512_sf128x4(a->x.data, L->B, L->R, L->C, a->y.data);
+    return QCHECK_OK;
 }
 
-static const qc_impl avx512_impls[] = {{"cast", avx512_cast},
-                                       {"quant", avx512_quant},
-                                       {"layout", avx512_layout},
-                                       {"fnuz_normalize", avx512_fnuz_normalize}};
-#define AVX512_NIMPLS 4
+static qcheck_status avx512_fnuz_normalize(const qcheck_fnuz_normalize_args *a, qcheck_ctx *ctx)
+{
+    (void)ctx;
+    qc_avx512_fnuz_normalize(a->w.data, (size_t)qcheck_numel(&a->w), a->scale.data, (size_t)qcheck_numel(&a->scale));
+    return QCHECK_OK;
+}
+
+#define AVX512_SLOTS .cast = avx512_cast, .quant = avx512_quant, .layout = avx512_layout, \
+                     .fnuz_normalize = avx512_fnuz_normalize
 #else
-static const qc_impl avx512_impls[] = {{"cast", NULL}};
-#define AVX512_NIMPLS 0
+#define AVX512_SLOTS .cast = NULL
 #endif
 
-const qc_backend qc_backend_cpu_avx512 = {
-    "cpu-avx512", "cpu",
-    "AVX-512 F/BW/VL/DQ kernels (kernels/cpu/): cast to every minifloat and e8m0 (every rule), quant "
-    "tensor/token/token_group/block/mx/nvfp4 (every profile), layout sf128x4 and block_scale_interleave "
-    "(1-byte scales), fnuz_normalize; the rest falls back to the reference",
-    qc_cpu_avx512_unavailable, avx512_impls, AVX512_NIMPLS};
+const qcheck_backend qc_backend_cpu_avx512 = {
+    QCHECK_BACKEND_HEADER,
+    .name = "cpu-avx512",
+    .doc = "AVX-512 F/BW/VL/DQ kernels (kernels/cpu/): cast to every minifloat and e8m0 (every rule), quant "
+           "tensor/token/token_group/block/mx/nvfp4 (every profile; row-major scales, sf128x4 on byte scales), "
+           "layout sf128x4 and block_scale_interleave (1-byte elements), fnuz_normalize; declines the rest",
+    .unavailable = qc_cpu_avx512_unavailable,
+    AVX512_SLOTS};
 
 /* ---- cpu-amx (amx_gemm.c) ---- */
 
@@ -198,159 +219,152 @@ const char *qc_cpu_amx_unavailable(void)
 
 #if defined(QC_CPU_AMX_BUILT)
 
-static int amx_gemm_run(const qc_gemm_operands *o, qc_tensor *t)
+static qcheck_status amx_declines(qcheck_ctx *ctx, const qcheck_gemm_args *a)
 {
-    qc_amx_weights w;
-    qc_amx_act a = {0};
-    int f32 = o->out == QC_F32, rc;
-    if (o->kind == QC_GEMM_INT8_ROWWISE)
-        rc = qc_amx_pack_s8(o->b_s8, o->n, o->k, &w) || qc_amx_act_u8(o->a_s8, o->m, o->k, &w, &a) ||
-             qc_amx_gemm_s8(&a, o->a_scale, &w, o->b_scale, o->bias, f32, t->data, 0, o->n);
-    else
-        rc = qc_amx_pack_fp8(o->b_codes, o->b_block_scale, o->n, o->k, &w) ||
-             qc_amx_act_bf16(o->a_bf16, o->m, o->k, &w, &a) || qc_amx_gemm_fp8(&a, &w, o->bias, f32, t->data, 0, o->n);
-    qc_amx_act_free(&a);
-    qc_amx_weights_free(&w);
-    return rc ? 2 : 0;
+    return say(ctx, QCHECK_DECLINED, "gemm kind %s model %s out %s (cpu-amx: fp8_block model=sgl-cpu with e4m3fn "
+               "128x128 weights, int8_rowwise; out bf16 or f32)", qcref_gemm_kind(a->kind)->name, a->model,
+               qc_format_name(a->out));
 }
 
-/* gemm: kind=fp8_block model=sgl-cpu (e4m3fn, 128x128 blocks) and kind=int8_rowwise, out bf16 or
- * f32, on the operands the reference op quantizes (qc_gemm_operands_get); everything else, and
- * out=f16, falls back to the reference. */
-static int amx_gemm(qc_op_call *c)
+/* fp8_block under model sgl-cpu: bf16 activations, e4m3fn 128x128 block weights with row-major fp32 scales. */
+static int fp8_block_form(const qcheck_gemm_args *a)
 {
-    qc_gemm_operands o;
-    int rc = qc_gemm_operands_get(c, &o);
-    if (rc == 1 || (rc == 0 && o.out == QC_F16)) {
-        qc_gemm_operands_free(&o);
-        return fallback(c, "gemm");
-    }
-    if (rc) {
-        qc_gemm_operands_free(&o);
-        return rc;
-    }
-    int64_t shape[2] = {o.m, o.n};
-    qc_tensor t;
+    const qcheck_quant_spec *b = a->b.spec;
+    return a->kind == QC_GEMM_FP8_BLOCK && !strcmp(a->model, "sgl-cpu") && a->a.form == QCHECK_FORM_BF16 &&
+           a->b.form == QCHECK_FORM_QUANTIZED && b->recipe == QC_RECIPE_BLOCK && b->policy.elem == QC_E4M3FN &&
+           b->policy.block_r == 128 && b->policy.block_c == 128 && !b->has_sf_layout;
+}
+
+static qcheck_status amx_gemm(const qcheck_gemm_args *a, qcheck_ctx *ctx)
+{
+    int int8 = a->kind == QC_GEMM_INT8_ROWWISE && a->a.form == QCHECK_FORM_INT8_ROW;
+    if ((!int8 && !fp8_block_form(a)) || a->out == QC_F16)
+        return amx_declines(ctx, a);
     const char *why = qc_cpu_amx_unavailable(); /* this process's tile permission (a runner's child) */
-    if (why) {
-        snprintf(c->err, c->errlen, "cpu-amx: %s", why);
-        qc_gemm_operands_free(&o);
-        return 1;
-    }
-    if (qc_tensor_alloc(&t, "c", qc_format_storage(o.out), qc_format_name(o.out), 2, shape)) {
-        snprintf(c->err, c->errlen, "out of memory for c [%lld, %lld]", (long long)o.m, (long long)o.n);
-        qc_gemm_operands_free(&o);
-        return 2;
-    }
-    rc = amx_gemm_run(&o, &t);
-    qc_gemm_operands_free(&o);
-    if (rc)
-        snprintf(c->err, c->errlen, "out of memory in the AMX kernel");
-    if (rc || !qc_set_add(c->out, &t)) {
-        qc_tensor_free(&t);
-        return 2;
-    }
-    return 0;
+    if (why)
+        return say(ctx, QCHECK_FAILED, "cpu-amx: %s", why);
+    qc_amx_weights w;
+    qc_amx_act act = {0};
+    int f32 = a->out == QC_F32, rc;
+    const float *bias = a->bias.data;
+    if (int8)
+        rc = qc_amx_pack_s8(a->b.codes.data, a->n, a->k, &w) || qc_amx_act_u8(a->a.codes.data, a->m, a->k, &w, &act) ||
+             qc_amx_gemm_s8(&act, a->a.scale.data, &w, a->b.scale.data, bias, f32, a->c.data, 0, a->n);
+    else
+        rc = qc_amx_pack_fp8(a->b.codes.data, a->b.scale.data, a->n, a->k, &w) ||
+             qc_amx_act_bf16(a->a.codes.data, a->m, a->k, &w, &act) ||
+             qc_amx_gemm_fp8(&act, &w, bias, f32, a->c.data, 0, a->n);
+    qc_amx_act_free(&act);
+    qc_amx_weights_free(&w);
+    return rc ? say(ctx, QCHECK_FAILED, "out of memory in the AMX kernel") : QCHECK_OK;
 }
 
-/* moe_cpu (op_moe_cpu.c: sgl-kernel fused_experts_cpu, fp8 w8a16): the reference's routing,
- * bf16 x and weight codes (qc_moe_cpu_setup / qc_moe_cpu_weights); per expert with tokens: pack
- * w13 and w2 once, gather its rows, qc_amx_moe_expert, then copy_mul into ic2 in slot order;
- * then sum_stub per token. Also writes the kernel's stage.gemm1.h (ic0), stage.act.a (ic1) and
- * stage.gemm2.y (C) for the investigation table, and the reference's stage.route.*. */
-static int amx_moe_cpu(qc_op_call *c)
+static float bf16_value(uint16_t b)
+{
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static qcheck_stage *stage(const qcheck_moe_cpu_args *a, const char *name)
+{
+    for (int i = 0; i < a->nstages; i++)
+        if (!strcmp(a->stages[i].name, name))
+            return &a->stages[i];
+    return NULL;
+}
+
+/* The scratch of the MoE: ic2 [rows, hidden] in slot order, one expert's gathered rows and its
+ * ic0 / ic1 / C, its weight codes and scales, which rows it has. */
+typedef struct moe_buffers {
+    uint16_t *ic2, *a, *ic0, *ic1, *cy;
+    uint8_t *codes;
+    float *sc;
+    int64_t *which;
+} moe_buffers;
+
+/* One expert with tokens: pack w13 and w2 once, gather its rows, qc_amx_moe_expert, then copy_mul
+ * into ic2 in slot order; the kernel's ic0 / ic1 / C go to the stages gemm1.h / act.a / gemm2.y. */
+static int moe_expert(const qcheck_moe_cpu_args *a, moe_buffers *m, int64_t e, float *st1, float *st2, float *st3)
+{
+    int64_t hd = a->hidden, in = a->inter, rows = a->tokens * a->slots, cnt = 0;
+    const int32_t *ids = a->topk_ids.data;
+    const float *wts = a->topk_weights.data;
+    for (int64_t r = 0; r < rows; r++)
+        if (ids[r] == e) {
+            memcpy(m->a + cnt * hd, (const uint16_t *)a->x.data + (r / a->slots) * hd, (size_t)hd * 2);
+            m->which[cnt++] = r;
+        }
+    if (!cnt)
+        return 0; /* no tokens: its weights are never packed */
+    int64_t ns13 = ((2 * in + 127) / 128) * ((hd + 127) / 128);
+    qc_amx_weights w13, w2;
+    if (a->weights(a->weights_self, e, 0, m->codes, m->sc) || qc_amx_pack_fp8(m->codes, m->sc, 2 * in, hd, &w13))
+        return 2;
+    if (a->weights(a->weights_self, e, 1, m->codes, m->sc + ns13) ||
+        qc_amx_pack_fp8(m->codes, m->sc + ns13, hd, in, &w2)) {
+        qc_amx_weights_free(&w13);
+        return 2;
+    }
+    int rc = qc_amx_moe_expert(m->a, cnt, hd, in, &w13, &w2, m->ic0, m->ic1, m->cy) ? 2 : 0;
+    for (int64_t q = 0; !rc && q < cnt; q++) {
+        int64_t r = m->which[q];
+        qc_amx_copy_mul(m->cy + q * hd, wts[r], hd, m->ic2 + r * hd);
+        for (int64_t j = 0; st1 && j < 2 * in; j++)
+            st1[r * 2 * in + j] = bf16_value(m->ic0[q * 2 * in + j]);
+        for (int64_t j = 0; st2 && j < in; j++)
+            st2[r * in + j] = bf16_value(m->ic1[q * in + j]);
+        for (int64_t j = 0; st3 && j < hd; j++)
+            st3[r * hd + j] = bf16_value(m->cy[q * hd + j]);
+    }
+    qc_amx_weights_free(&w13);
+    qc_amx_weights_free(&w2);
+    return rc;
+}
+
+static qcheck_status amx_moe_cpu(const qcheck_moe_cpu_args *a, qcheck_ctx *ctx)
 {
     const char *why = qc_cpu_amx_unavailable();
-    if (why) {
-        snprintf(c->err, c->errlen, "cpu-amx: %s", why);
-        return 1;
+    if (why)
+        return say(ctx, QCHECK_FAILED, "cpu-amx: %s", why);
+    int64_t t = a->tokens, hd = a->hidden, in = a->inter, kk = a->slots, rows = t * kk, most = 0;
+    for (int64_t e = 0; e < a->experts; e++) { /* the largest expert's row count sizes the buffers */
+        int64_t n = 0;
+        for (int64_t r = 0; r < rows; r++)
+            n += ((const int32_t *)a->topk_ids.data)[r] == e;
+        most = n > most ? n : most;
     }
-    qc_moe_cpu p;
-    if (qc_moe_cpu_setup(c, &p)) {
-        qc_moe_cpu_free(&p);
-        return 2;
-    }
-    int64_t t = p.cfg.t, hd = p.cfg.h, in = p.cfg.i, kk = p.kk, ne = p.cfg.e + p.cfg.shared, most = 0;
-    for (int64_t e = 0; e < ne; e++)
-        most = p.count[e] > most ? p.count[e] : most;
-    int64_t sh[4][2] = {{t, hd}, {p.rows, 2 * in}, {p.rows, in}, {p.rows, hd}};
-    static const char *names[4] = {"out", "stage.gemm1.h", "stage.act.a", "stage.gemm2.y"};
-    qc_tensor ts[4];
-    int nt = 0, rc = 0;
-    for (; nt < 4 && !rc; nt++)
-        rc = qc_tensor_alloc(&ts[nt], names[nt], nt ? QC_ST_F32 : QC_ST_U16, nt ? "f32" : "bf16", 2, sh[nt]);
-    nt -= rc ? 1 : 0;
-    uint16_t *ic2 = malloc((size_t)(p.rows * hd) * 2 + 8), *a = malloc((size_t)(most * hd) * 2 + 8);
-    uint16_t *ic0 = malloc((size_t)(most * 2 * in) * 2 + 8), *ic1 = malloc((size_t)(most * in) * 2 + 8);
-    uint16_t *cy = malloc((size_t)(most * hd) * 2 + 8);
-    uint8_t *codes = malloc((size_t)(2 * in * hd) + 8);
-    float *sc = malloc((size_t)(qc_moe_cpu_nscales(&p, 0) + qc_moe_cpu_nscales(&p, 1)) * 4 + 8);
-    rc = rc || !ic2 || !a || !ic0 || !ic1 || !cy || !codes || !sc ? 2 : 0;
-    if (rc)
-        snprintf(c->err, c->errlen, "out of memory in the AMX MoE");
-    float *st1 = rc ? NULL : ts[1].data, *st2 = rc ? NULL : ts[2].data, *st3 = rc ? NULL : ts[3].data;
-    for (int64_t e = 0; !rc && e < ne; e++) {
-        qc_amx_weights w13, w2;
-        int64_t cnt = 0, *which = NULL;
-        if (!p.count[e])
-            continue; /* no tokens: its weights are never packed */
-        if (qc_moe_cpu_weights(c, &p, e, 0, codes, sc) || qc_amx_pack_fp8(codes, sc, 2 * in, hd, &w13)) {
-            rc = 2;
-            break;
-        }
-        if (qc_moe_cpu_weights(c, &p, e, 1, codes, sc) || qc_amx_pack_fp8(codes, sc, hd, in, &w2)) {
-            qc_amx_weights_free(&w13);
-            rc = 2;
-            break;
-        }
-        which = malloc(sizeof *which * (size_t)p.count[e] + 8);
-        for (int64_t r = 0; which && r < p.rows; r++)
-            if (p.ids[r] == e) {
-                memcpy(a + cnt * hd, p.x + (r / kk) * hd, (size_t)hd * 2);
-                which[cnt++] = r;
-            }
-        rc = !which || qc_amx_moe_expert(a, cnt, hd, in, &w13, &w2, ic0, ic1, cy) ? 2 : 0;
-        for (int64_t q = 0; !rc && q < cnt; q++) {
-            int64_t r = which[q];
-            qc_amx_copy_mul(cy + q * hd, p.w[r], hd, ic2 + r * hd);
-            for (int64_t j = 0; j < 2 * in; j++)
-                st1[r * 2 * in + j] = qc_f32_from_bits((uint32_t)ic0[q * 2 * in + j] << 16);
-            for (int64_t j = 0; j < in; j++)
-                st2[r * in + j] = qc_f32_from_bits((uint32_t)ic1[q * in + j] << 16);
-            for (int64_t j = 0; j < hd; j++)
-                st3[r * hd + j] = qc_f32_from_bits((uint32_t)cy[q * hd + j] << 16);
-        }
-        if (rc)
-            snprintf(c->err, c->errlen, "out of memory in the AMX MoE expert %lld", (long long)e);
-        free(which);
-        qc_amx_weights_free(&w13);
-        qc_amx_weights_free(&w2);
-    }
+    int64_t ns = ((2 * in + 127) / 128) * ((hd + 127) / 128) + ((hd + 127) / 128) * ((in + 127) / 128);
+    moe_buffers m = {malloc((size_t)(rows * hd) * 2 + 8), malloc((size_t)(most * hd) * 2 + 8),
+                     malloc((size_t)(most * 2 * in) * 2 + 8), malloc((size_t)(most * in) * 2 + 8),
+                     malloc((size_t)(most * hd) * 2 + 8), malloc((size_t)(2 * in * hd) + 8), malloc((size_t)ns * 4 + 8),
+                     malloc((size_t)most * 8 + 8)};
+    int rc = !m.ic2 || !m.a || !m.ic0 || !m.ic1 || !m.cy || !m.codes || !m.sc || !m.which;
+    qcheck_stage *s1 = stage(a, "gemm1.h"), *s2 = stage(a, "act.a"), *s3 = stage(a, "gemm2.y");
+    float *st1 = s1 ? s1->t.data : NULL, *st2 = s2 ? s2->t.data : NULL, *st3 = s3 ? s3->t.data : NULL;
+    for (int64_t e = 0; !rc && e < a->experts; e++)
+        rc = moe_expert(a, &m, e, st1, st2, st3);
     for (int64_t tk = 0; !rc && tk < t; tk++)
-        qc_amx_sum(ic2 + tk * kk * hd, kk, hd, (uint16_t *)ts[0].data + tk * hd);
-    for (int i = 0; i < nt; i++)
-        if (rc || !qc_set_add(c->out, &ts[i])) {
-            qc_tensor_free(&ts[i]);
-            rc = rc ? rc : 2;
-        }
-    rc = rc || qc_moe_cpu_route_stages(c, &p);
-    free(ic2), free(a), free(ic0), free(ic1), free(cy), free(codes), free(sc);
-    qc_moe_cpu_free(&p);
-    return rc ? 2 : 0;
+        qc_amx_sum(m.ic2 + tk * kk * hd, kk, hd, (uint16_t *)a->out.data + tk * hd);
+    for (int i = 0; !rc && i < a->nstages; i++)
+        a->stages[i].filled = &a->stages[i] == s1 || &a->stages[i] == s2 || &a->stages[i] == s3;
+    free(m.ic2), free(m.a), free(m.ic0), free(m.ic1), free(m.cy), free(m.codes), free(m.sc), free(m.which);
+    return rc ? say(ctx, QCHECK_FAILED, "out of memory (or no weights) in the AMX MoE") : QCHECK_OK;
 }
 
-static const qc_impl amx_impls[] = {{"gemm", amx_gemm}, {"moe_cpu", amx_moe_cpu}};
-#define AMX_NIMPLS 2
+#define AMX_SLOTS .gemm = amx_gemm, .moe_cpu = amx_moe_cpu
 #else
-static const qc_impl amx_impls[] = {{"gemm", NULL}, {"moe_cpu", NULL}};
-#define AMX_NIMPLS 0
+#define AMX_SLOTS .gemm = NULL
 #endif
 
-const qc_backend qc_backend_cpu_amx = {
-    "cpu-amx", "cpu",
-    "AMX-BF16 / AMX-INT8 kernels (kernels/cpu/amx_gemm.c), sgl-kernel CPU semantics: gemm kind=fp8_block "
-    "model=sgl-cpu (e4m3fn 128x128 block weights unpacked to bf16, TDPBF16PS, fp32 accumulation) and "
-    "kind=int8_rowwise (u8 x s8 TDPBUSD with s8s8 compensation, bit-exact epilogue), out bf16/f32; every other "
-    "gemm and out=f16 fall back to the reference; moe_cpu (sgl-kernel fused_experts_cpu, fp8 w8a16: bf16 ic0 / ic1 / "
-    "C / ic2 caches, exp_u20 silu, single-threaded; no fallback needed: moe_cpu only has this model)",
-    qc_cpu_amx_unavailable, amx_impls, AMX_NIMPLS};
+const qcheck_backend qc_backend_cpu_amx = {
+    QCHECK_BACKEND_HEADER,
+    .name = "cpu-amx",
+    .doc = "AMX-BF16 / AMX-INT8 kernels (kernels/cpu/amx_gemm.c), sgl-kernel CPU semantics: gemm kind=fp8_block "
+           "model=sgl-cpu (e4m3fn 128x128 block weights unpacked to bf16, TDPBF16PS, fp32 accumulation) and "
+           "kind=int8_rowwise (u8 x s8 TDPBUSD with s8s8 compensation, bit-exact epilogue), out bf16/f32, declines "
+           "every other gemm; moe_cpu (sgl-kernel fused_experts_cpu, fp8 w8a16: bf16 ic0 / ic1 / C / ic2 caches, "
+           "exp_u20 silu, single-threaded)",
+    .unavailable = qc_cpu_amx_unavailable,
+    AMX_SLOTS};

@@ -1,7 +1,7 @@
 /* mutants_gemm.c: quantized GEMMs with one rule wrong (formats.md §9, layouts.md §10). */
-#include "gemm_op.h"
+#include "../gemm_op.h"
 #include "mutants.h"
-#include "registry.h"
+#include "../registry.h"
 
 /* layouts.md §10 T-CK1 (ROCm/rocm-libraries#7920: b_scale advanced at the wrong K step) and T-DG5
  * (TIRx-kernels#5): the weight scale of K block g is read from block g + 1 (the last block keeps
@@ -40,4 +40,4 @@ static const qc_impl impl_scale_block[] = {{"gemm", m_scale_block}};
 
 const qc_backend qc_mutant_gemm_scale_block = {
     "mutant:gemm-scale-block-off-by-one", "mutants",
-    "weight scale of K block g read from block g+1 (layouts.md T-CK1, T-DG5)", NULL, impl_scale_block, 1};
+    "weight scale of K block g read from block g+1 (layouts.md T-CK1, T-DG5)", NULL, .impls = impl_scale_block, .nimpls = 1};

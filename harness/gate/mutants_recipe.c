@@ -1,6 +1,6 @@
 /* mutants_recipe.c: quantizers with one rule of the recipe wrong (formats.md §10). */
-#include "quant_job.h"
-#include "registry.h"
+#include "../quant_job.h"
+#include "../registry.h"
 
 /* B20 (tilelang#3024): the clamp is fmaxf(fminf(q, max), -max), which turns NaN into +max, where
  * the profile propagates it (and the other way round where the profile swallows it). */
@@ -29,7 +29,7 @@ static const qc_impl impl_zero[] = {{"quant", m_zero}};
 
 const qc_backend qc_mutant_clamp_nan = {"mutant:clamp-swallows-nan", "mutants",
                                         "NaN turned into +max by an fminf/fmaxf clamp, or the reverse (formats.md B20)",
-                                        NULL, impl_clamp, 1};
+                                        NULL, .impls = impl_clamp, .nimpls = 1};
 const qc_backend qc_mutant_zero_block_nan = {"mutant:zero-block-nan", "mutants",
                                              "all-zero block divided by a zero scale gives NaN (formats.md B17)", NULL,
-                                             impl_zero, 1};
+                                             .impls = impl_zero, .nimpls = 1};

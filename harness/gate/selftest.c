@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "registry.h"
+#include "../registry.h"
 
 static const char *unless_selftest(void)
 {
@@ -39,8 +39,11 @@ static const qc_impl hang_impl[] = {{"cast", hang}};
 static const qc_impl refuse_impl[] = {{"cast", refuse}};
 
 const qc_backend qc_selftest_crash = {"selftest:crash", "selftest", "raises SIGSEGV in every cast", unless_selftest,
-                                      crash_impl, 1};
+                                      .impls = crash_impl, .nimpls = 1};
 const qc_backend qc_selftest_hang = {"selftest:hang", "selftest", "never returns from a cast", unless_selftest,
-                                     hang_impl, 1};
+                                     .impls = hang_impl, .nimpls = 1};
 const qc_backend qc_selftest_refuse = {"selftest:refuse", "selftest", "refuses every cast", unless_selftest,
-                                       refuse_impl, 1};
+                                       .impls = refuse_impl, .nimpls = 1};
+
+const qc_backend *const qc_selftest_backends[] = {&qc_selftest_crash, &qc_selftest_hang, &qc_selftest_refuse};
+const int qc_selftest_backend_count = 3;

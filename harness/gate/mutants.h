@@ -2,7 +2,7 @@
 #ifndef QC_MUTANTS_H
 #define QC_MUTANTS_H
 
-#include "quant_job.h"
+#include "../quant_job.h"
 
 /* The scale of K block g read from block g + 1 (the last block keeps its own) in every row of
  * blocks of a block, token-group, MX or NVFP4 quantization; nothing for one scale along K

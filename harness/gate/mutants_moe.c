@@ -1,7 +1,7 @@
 /* mutants_moe.c: fused MoE with one rule wrong (shared/spec/layouts.md §10). */
-#include "moe_op.h"
+#include "../moe_op.h"
 #include "mutants.h"
-#include "registry.h"
+#include "../registry.h"
 
 /* T-ORD1 (sglang#32430, flashinfer#5291): [gate; up] read as [up; gate] (and back). */
 static void gate_up_swapped(qc_moe_cfg *m)
@@ -40,16 +40,16 @@ static const qc_impl impl_scale_block[] = {{"moe", m_scale_block}};
 
 const qc_backend qc_mutant_moe_gate_up = {"mutant:moe-gate-up-swapped", "mutants",
                                           "W13 halves read in the other order (layouts.md T-ORD1)", NULL,
-                                          impl_gate_up, 1};
+                                          .impls = impl_gate_up, .nimpls = 1};
 const qc_backend qc_mutant_moe_rsf_twice = {"mutant:moe-rsf-twice", "mutants",
-                                            "routed_scaling_factor applied twice (layouts.md T-RSF)", NULL, impl_rsf,
-                                            1};
+                                            "routed_scaling_factor applied twice (layouts.md T-RSF)", NULL, .impls = impl_rsf,
+                                            .nimpls = 1};
 const qc_backend qc_mutant_moe_no_clamp = {"mutant:moe-swiglu-no-clamp", "mutants",
-                                           "swiglu_limit dropped (layouts.md T-ACT1)", NULL, impl_clamp, 1};
+                                           "swiglu_limit dropped (layouts.md T-ACT1)", NULL, .impls = impl_clamp, .nimpls = 1};
 const qc_backend qc_mutant_moe_mask_zero = {"mutant:moe-masked-groups-zero", "mutants",
                                             "experts of dropped groups scored 0 instead of -inf (layouts.md T-RT1)",
-                                            NULL, impl_mask, 1};
+                                            NULL, .impls = impl_mask, .nimpls = 1};
 const qc_backend qc_mutant_moe_scale_block = {"mutant:moe-scale-block-off-by-one", "mutants",
                                               "expert weight scale of K block g read from block g+1 (layouts.md "
                                               "T-CK1, T-DG5)",
-                                              NULL, impl_scale_block, 1};
+                                              NULL, .impls = impl_scale_block, .nimpls = 1};

@@ -5,9 +5,8 @@
 #include <string.h>
 
 #include "layouts/layouts.h"
-#include "registry.h"
+#include "../registry.h"
 
-int qc_layout_from_params(qc_op_call *c, qc_layout *L);
 
 typedef int64_t (*offset_fn)(int64_t b, int64_t r, int64_t col, int64_t R, int64_t C);
 
@@ -67,11 +66,11 @@ static const qc_impl impl_colmajor[] = {{"layout", m_column_major}};
 const qc_backend qc_mutant_sf_unpadded_rows = {
     "mutant:sf128x4-unpadded-rows", "mutants",
     "128x4 swizzle with the expert stride of unpadded rows (layouts.md §10: M not a multiple of 128)", NULL,
-    impl_rows, 1};
+    .impls = impl_rows, .nimpls = 1};
 const qc_backend qc_mutant_sf_unpadded_stride = {
     "mutant:sf128x4-unpadded-stride", "mutants",
     "128x4 swizzle read with the unpadded scale-column stride (layouts.md §10: K/16 not a multiple of 4)", NULL,
-    impl_stride, 1};
+    .impls = impl_stride, .nimpls = 1};
 const qc_backend qc_mutant_sf_column_major = {
     "mutant:sf128x4-column-major-atoms", "mutants",
-    "128x4 atoms laid out column-major instead of row-tile major (layouts.md §1)", NULL, impl_colmajor, 1};
+    "128x4 atoms laid out column-major instead of row-tile major (layouts.md §1)", NULL, .impls = impl_colmajor, .nimpls = 1};

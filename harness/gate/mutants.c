@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "registry.h"
+#include "../registry.h"
 
 /* Runs the reference op with params[key] = val, where params[fmt_key] == fmt (any when NULL). */
 static int reference_with(qc_op_call *c, const char *op, const char *fmt_key, const char *fmt, const char *key,
@@ -131,21 +131,22 @@ static int bf16_truncates(qc_op_call *c)
 
 /* formats.md §7.1 / B3: normalize_e4m3fn_to_e4m3fnuz without zeroing 0x80: FN -0 becomes the
  * FNUZ NaN in the weights. */
-int qc_fnuz_normalize_outputs(qc_op_call *c, qc_tensor **w, qc_tensor **scale);
 static int fnuz_normalize_keeps_0x80(qc_op_call *c)
 {
-    qc_tensor *w, *scale;
-    if (qc_fnuz_normalize_outputs(c, &w, &scale))
-        return 2;
-    float *s = scale->data;
-    for (int64_t i = 0; i < qc_tensor_numel(scale); i++)
-        s[i] *= 2.0f;
+    int rc = qc_op_find("fnuz_normalize")->reference(c);
+    const qc_tensor *in = qc_set_find((qc_tensor_set *)c->in, "w");
+    qc_tensor *w = qc_set_find(c->out, "w");
+    if (rc || !in || !w)
+        return rc ? rc : 2;
+    for (size_t i = 0; i < w->nbytes && i < in->nbytes; i++)
+        if (((const uint8_t *)in->data)[i] == 0x80)
+            ((uint8_t *)w->data)[i] = 0x80;
     return 0;
 }
 
 #define MUTANT(id, opname, fn, what)                                                                           \
     static const qc_impl impl_##fn[] = {{opname, fn}};                                                         \
-    static const qc_backend mutant_##fn = {"mutant:" id, "mutants", what, NULL, impl_##fn, 1};
+    static const qc_backend mutant_##fn = {"mutant:" id, "mutants", what, NULL, .impls = impl_##fn, .nimpls = 1};
 
 MUTANT("e2m1-ties-away", "cast", e2m1_ties_away, "FP4 ties rounded away from zero (formats.md §3.2)")
 MUTANT("e8m0-byte0-as-zero", "decode", e8m0_byte0_zero, "e8m0 byte 0 decoded as +0, 255 as +Inf (formats.md B9)")
