@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""The plugin ABI end to end (include/qcheck/qcheck.h, harness/plugin.c).
+
+  python3 tests/test_plugin.py QCHECK EXAMPLE.so EXAMPLE_ABI99.so EXAMPLE_TIES_AWAY.so CPU_PLUGIN.so
+
+- the example plugin (examples/plugin, written from the format's definition, no qcheck code) PASSes
+  the instances it implements and every other instance is SKIPPED as declined, never PASS;
+- the same source with ties rounded away from zero FAILs, with the tie class named;
+- a plugin built for another ABI version is refused with exit 2 naming both versions;
+- a missing file, a missing entry point and an unknown backend name are exit 2 naming them;
+- the cpu backends built as a plugin (kernels/cpu as libqcheck_cpu.so) load, and run or say why not.
+"""
+import os
+import re
+import subprocess
+import sys
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def run(qcheck, args):
+    r = subprocess.run([qcheck] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    return r.returncode, r.stdout, r.stderr
+
+
+def summary(out):
+    m = re.search(r"^(\d+) passed, (\d+) failed, (\d+) skipped, (\d+) mistrusted$", out, re.M)
+    return tuple(int(g) for g in m.groups()) if m else None
+
+
+def main():
+    qcheck, example, abi99, ties_away, cpu = sys.argv[1:6]
+    rc, out, err = run(qcheck, ["run", "--case", "cast_fp8", "--backend", "plugin:" + example])
+    s = summary(out)
+    lines = [l for l in out.splitlines() if l.split()[:1] and l.split()[0] in ("PASS", "SKIPPED", "FAIL", "ERROR")]
+    passed = [l for l in lines if l.startswith("PASS")]
+    check(rc == 0 and s is not None and s[0] > 0 and s[1] == 0, "example plugin passes what it implements: %s %s" % (s, err))
+    check(all("to=e4m3fn" in l and "profile=ptx" in l for l in passed), "only e4m3fn/ptx instances pass")
+    skipped = [l for l in lines if l.startswith("SKIPPED")]
+    check(len(skipped) == s[2] and skipped and all("declined: not implemented by example-e4m3" in l for l in skipped),
+          "every other instance is SKIPPED as declined, with the reason (%d)" % len(skipped))
+    check(re.search(r"^%d of the skipped were declined" % s[2], out, re.M) is not None,
+          "the summary counts the declined items apart")
+    check(all("REPRO: qcheck run --case cast_fp8 --params '" in l and "--backend 'plugin:" in l for l in lines),
+          "every line has a REPRO that names the plugin")
+
+    rc, out, _ = run(qcheck, ["run", "--case", "cast_fp8", "--backend", "plugin:" + ties_away])
+    s = summary(out)
+    check(rc == 1 and s is not None and s[1] > 0, "a plugin with ties rounded away fails: %s" % (s,))
+    check("tie_flip" in out, "and the mismatch class names the tie flip")
+
+    rc, _, err = run(qcheck, ["run", "--case", "cast_fp8", "--backend", "plugin:" + abi99])
+    check(rc == 2 and "ABI version 99" in err and "version 1" in err, "an ABI mismatch is exit 2 naming both: " + err.strip())
+    rc, _, err = run(qcheck, ["run", "--backend", "plugin:/nonexistent/libx.so"])
+    check(rc == 2 and "/nonexistent/libx.so" in err, "a missing plugin file is exit 2 naming it")
+    rc, _, err = run(qcheck, ["run", "--backend", "plugin:" + example + ":no-such"])
+    check(rc == 2 and "no-such" in err and "example-e4m3" in err, "an unknown NAME is exit 2 listing the plugin's backends")
+    rc, _, err = run(qcheck, ["run", "--backend", "plugin:/lib/x86_64-linux-gnu/libm.so.6"])
+    check(rc == 2 and "qcheck_plugin_backends_v1" in err, "a library without the entry point is exit 2 naming it")
+
+    rc, out, err = run(qcheck, ["run", "--case", "cast_fp8", "--quiet", "--backend", "plugin:" + cpu + ":cpu-avx512"])
+    s = summary(out)
+    check(s is not None and s[1] == 0 and (s[0] > 0 or s[2] > 0), "the cpu backends load as a plugin: %s %s" % (s, err.strip()))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
