@@ -56,7 +56,7 @@ static void run_help(void)
            "  --report DIR     write DIR/summary.json, junit.xml and summary.md\n"
            "  --keep-failing DIR  save every failing instance as an HDF5 golden (inputs, reference\n"
            "                   outputs, and the backend's outputs as stage 'backend')\n"
-           "  --batch N        exec backends: items per process [64]\n"
+           "  --batch N        exec backends: items per process [256]\n"
            "  --device N       the GPU handed to GPU backends [0]\n",
            QC_CASES_DIR);
 }

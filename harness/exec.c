@@ -196,6 +196,9 @@ static void describe_exit(int status, int timed_out, double seconds, char *out, 
         snprintf(out, len, "the command was killed after %.0f s (--timeout per item x items)", seconds);
     else if (WIFSIGNALED(status))
         snprintf(out, len, "the command died of signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else if (WEXITSTATUS(status) > 128 && WEXITSTATUS(status) < 128 + 65) /* the shell reports a signal so */
+        snprintf(out, len, "the command exited %d: signal %d (%s)", WEXITSTATUS(status), WEXITSTATUS(status) - 128,
+                 strsignal(WEXITSTATUS(status) - 128));
     else if (WEXITSTATUS(status))
         snprintf(out, len, "the command exited %d", WEXITSTATUS(status));
     else

@@ -336,7 +336,7 @@ static int prepare(const qc_work *w, qc_result *r)
 static int make_units(const qc_work *work, int n, const qc_run_config *cfg, qc_result *results, int *idx, unit *units,
                       char *finished)
 {
-    int nu = 0, ni = 0, batch = cfg->batch > 0 ? cfg->batch : 64;
+    int nu = 0, ni = 0, batch = cfg->batch > 0 ? cfg->batch : 256;
     for (int i = 0; i < n; i++)
         finished[i] = (char)prepare(&work[i], &results[i]);
     for (int i = 0; i < n; i++) { /* the first item of each exec backend gathers all of that backend's */

@@ -17,7 +17,7 @@ typedef struct qc_run_config {
     int show;             /* mismatches listed per output */
     int progress;         /* a progress line on stderr */
     int quiet_pass;       /* do not print PASS lines */
-    int batch;            /* exec backends: items per process [64] */
+    int batch;            /* exec backends: items per process [256] */
     int device;           /* --device N: the GPU an ABI backend is handed (qcheck_ctx.device) */
 } qc_run_config;
 

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""The exec backend (harness/exec.c, docs/exec.md) with small outside processes written here.
+
+  python3 tests/test_exec.py QCHECK
+
+- a correct kernel (ml_dtypes casts, an independent implementation) PASSes, the instances it does
+  not do are SKIPPED as declined, and the REPRO / --report lines are those of any backend;
+- a kernel that writes ties-away e2m1 FAILs with the tie class;
+- a crash, a hang past --timeout, a missing output, an output of the wrong size, an error file
+  and a nonzero exit are ERROR for the items concerned, with the process's stderr tail.
+Exit 77 when h5py, numpy or ml_dtypes is missing.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+try:
+    import h5py  # noqa: F401
+    import ml_dtypes  # noqa: F401
+    import numpy  # noqa: F401
+except ImportError as e:
+    print("SKIP: %s" % e)
+    sys.exit(77)
+
+failures = []
+
+KERNEL = r'''
+import json, os, sys, h5py, numpy as np, ml_dtypes
+MODE = sys.argv[1]
+m = sys.argv[2]
+d = os.path.dirname(m)
+names = {"e4m3fn": "float8_e4m3fn", "e5m2": "float8_e5m2", "e4m3fnuz": "float8_e4m3fnuz",
+         "e5m2fnuz": "float8_e5m2fnuz", "e2m1": "float4_e2m1fn", "e2m3": "float6_e2m3fn", "e3m2": "float6_e3m2fn"}
+print("kernel stderr: mode", MODE, file=sys.stderr)
+if MODE == "crash":
+    os.kill(os.getpid(), 11)
+if MODE == "hang":
+    import time
+    time.sleep(3600)
+for i, it in enumerate(json.load(open(m))["items"]):
+    p = it["params"]
+    out = os.path.join(d, it["outputs"])
+    if it["op"] != "cast" or p.get("profile") != "ml_dtypes" or p["to"] not in names:
+        open(os.path.join(d, it["declined"]), "w").write("only ml_dtypes casts")
+        continue
+    if MODE == "error":
+        open(os.path.join(d, it["error"]), "w").write("planted error for item %d" % i)
+        continue
+    if MODE == "nothing":
+        continue
+    with h5py.File(os.path.join(d, it["inputs"]), "r") as f:
+        x = f["inputs/x"][...]
+    y = x.astype(getattr(ml_dtypes, names[p["to"]])).view(np.uint8)
+    if MODE == "ties_away" and p["to"] == "e2m1":
+        a = np.abs(x.astype(np.float64))
+        mids = {0.25: 1, 0.75: 2, 1.25: 3, 1.75: 4, 2.5: 5, 3.5: 6, 5.0: 7}
+        for v, code in mids.items():
+            y = np.where(a == v, (y & 8) | code, y).astype(np.uint8)
+    if MODE == "short":
+        y = y[:-1]
+    with h5py.File(out + ".tmp", "w") as f:
+        f["outputs/y"] = y
+    os.replace(out + ".tmp", out)
+if MODE == "exit3":
+    sys.exit(3)
+'''
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def summary(out):
+    m = re.search(r"^(\d+) passed, (\d+) failed, (\d+) skipped, (\d+) mistrusted$", out, re.M)
+    return tuple(int(g) for g in m.groups()) if m else None
+
+
+def run(qcheck, kernel, mode, case, extra=()):
+    cmd = [qcheck, "run", "--case", case, "--backend", "exec:%s %s %s" % (sys.executable, kernel, mode)] + list(extra)
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    return r.returncode, r.stdout, r.stderr
+
+
+def main():
+    qcheck = sys.argv[1]
+    with tempfile.TemporaryDirectory() as d:
+        kernel = os.path.join(d, "kernel.py")
+        with open(kernel, "w") as f:
+            f.write(KERNEL)
+        rep = os.path.join(d, "report")
+        rc, out, err = run(qcheck, kernel, "ok", "cast_fp8", ["--report", rep])
+        s = summary(out)
+        check(rc == 0 and s and s[0] == 96 and s[1] == 0 and s[2] == 192,
+              "ml_dtypes casts through exec: 96 pass, the rest declined %s %s" % (s, err[-300:]))
+        check(re.search(r"^192 of the skipped were declined", out, re.M) is not None, "the declined count is printed")
+        lines = [l for l in out.splitlines() if l.startswith(("PASS", "SKIPPED"))]
+        check(lines and all(("--backend 'exec:%s %s ok'" % (sys.executable, kernel)) in l for l in lines),
+              "REPRO lines name the exec command")
+        summ = json.load(open(os.path.join(rep, "summary.json")))
+        check(len(open(os.path.join(rep, "junit.xml")).read()) > 0 and summ is not None, "--report writes the report files")
+
+        rc, out, _ = run(qcheck, kernel, "ties_away", "cast_fp4_fp6")
+        s = summary(out)
+        check(rc == 1 and s and s[1] > 0 and "tie_flip" in out, "e2m1 ties away fails with tie_flip: %s" % (s,))
+
+        rc, out, _ = run(qcheck, kernel, "crash", "cast_fp8", ["--params", "profile=ml_dtypes,to=e4m3fn"])
+        s = summary(out)
+        check(rc == 1 and s and s[0] == 0 and s[1] == 24 and "signal 11" in out and "kernel stderr: mode crash" in out,
+              "a crash is ERROR for every item of its batch, with the signal and stderr: %s" % (s,))
+
+        rc, out, _ = run(qcheck, kernel, "hang", "cast_fp8", ["--params", "profile=ml_dtypes,to=e4m3fn,n=7", "--timeout", "1"])
+        s = summary(out)
+        check(rc == 1 and s and s[1] == 6 and "killed after" in out, "a hang past --timeout is ERROR: %s" % (s,))
+
+        rc, out, _ = run(qcheck, kernel, "nothing", "cast_fp8", ["--params", "profile=ml_dtypes,to=e4m3fn,n=7"])
+        s = summary(out)
+        check(rc == 1 and s and s[1] == 6 and "no output" in out and "kernel stderr: mode nothing" in out,
+              "a missing output is ERROR with the stderr tail: %s" % (s,))
+
+        rc, out, _ = run(qcheck, kernel, "error", "cast_fp8", ["--params", "profile=ml_dtypes,to=e4m3fn,n=7"])
+        s = summary(out)
+        check(rc == 1 and s and s[1] == 6 and "planted error for item" in out, "an error file is ERROR with its text")
+
+        rc, out, _ = run(qcheck, kernel, "short", "cast_fp8", ["--params", "profile=ml_dtypes,to=e4m3fn,n=1000"])
+        s = summary(out)
+        check(rc == 1 and s and s[0] == 0 and s[1] == 6, "an output of the wrong size never passes: %s" % (s,))
+
+        rc, out, _ = run(qcheck, kernel, "exit3", "cast_fp8", ["--params", "profile=ml_dtypes,to=e4m3fn,n=7"])
+        s = summary(out)
+        check(rc == 0 and s and s[0] == 6, "outputs written before a nonzero exit are still judged: %s" % (s,))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
