@@ -7,28 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *capture_buf;
-static size_t capture_len;
-
-void qc_error_capture(char *buf, size_t len)
-{
-    capture_buf = buf;
-    capture_len = len;
-    if (buf && len)
-        buf[0] = '\0';
-}
-
 void qc_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    if (capture_buf) { /* the harness turns a message into a result's detail instead of printing it */
-        vsnprintf(capture_buf, capture_len, fmt, ap);
-    } else {
-        fprintf(stderr, "qcheck %s: ", cmd);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-    }
+    fprintf(stderr, "qcheck %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
     va_end(ap);
 }
 

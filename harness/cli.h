@@ -13,8 +13,6 @@ enum { QC_EXIT_OK = 0, QC_EXIT_FAIL = 1, QC_EXIT_USAGE = 2 };
 
 /* Prints "qcheck CMD: message" to stderr. */
 void qc_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* While buf is set, qc_error writes its message there instead of stderr (NULL restores). */
-void qc_error_capture(char *buf, size_t len);
 
 /* A parsed command line: "--key value" / "--key=value" options and positional arguments. */
 #define QC_MAX_ARGS 1024
