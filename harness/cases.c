@@ -468,6 +468,18 @@ static int expand_vectors(const qc_case *c, uint64_t seed, qc_instance **inst, i
     return 0;
 }
 
+void qc_instance_name(const qc_case *c, const qc_params *p, char id[QC_ID_LEN])
+{
+    char ps[QC_MAX_PARAMS * (QC_PARAM_LEN + 34)], full[sizeof ps + 80];
+    qc_params_format(p, ps, sizeof ps);
+    int n = snprintf(full, sizeof full, "%s[%s]", c->name, ps);
+    if (n < QC_ID_LEN) {
+        memcpy(id, full, (size_t)n + 1);
+        return;
+    }
+    snprintf(id, QC_ID_LEN, "%.*s~%016llx", QC_ID_LEN - 18, full, (unsigned long long)qc_hash(full, 0));
+}
+
 int qc_case_expand(const qc_case *c, int tier, uint64_t seed, qc_instance **inst, int *n, int *cap, char *err,
                    size_t errlen)
 {
@@ -515,9 +527,7 @@ int qc_case_expand(const qc_case *c, int tier, uint64_t seed, qc_instance **inst
             keep = v != 0;
         }
         if (keep) {
-            char ps[180];
-            qc_params_format(&x.params, ps, sizeof ps);
-            snprintf(x.id, sizeof x.id, "%.40s[%.150s]", c->name, ps);
+            qc_instance_name(c, &x.params, x.id);
             x.seed = qc_hash(x.id, seed);
             if (push(inst, n, cap, &x)) {
                 snprintf(err, errlen, "out of memory expanding %s", c->name);

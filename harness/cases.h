@@ -14,6 +14,9 @@
 #define QC_MAX_COMPARES 8
 #define QC_MAX_CONSTRAINTS 8
 #define QC_MAX_VECTORS 4096
+/* An instance id, "case[k=v,...]", is complete up to this length; a longer one keeps its start
+ * and ends in "~" and 16 hex digits of the whole id's hash, so ids stay unique. */
+#define QC_ID_LEN 512
 
 enum { QC_TIER_QUICK = 1, QC_TIER_FULL = 2, QC_TIER_BRINGUP = 4 };
 
@@ -66,7 +69,7 @@ typedef struct qc_case {
 typedef struct qc_instance {
     const qc_case *c;
     qc_params params;
-    char id[200];
+    char id[QC_ID_LEN];
     uint64_t seed;
     int vec_first, vec_count; /* vectors cases: the group's rows */
 } qc_instance;
@@ -82,5 +85,8 @@ int qc_case_expand(const qc_case *c, int tier, uint64_t seed, qc_instance **inst
                    size_t errlen);
 
 int qc_tier_from_name(const char *name); /* bit, or -1 */
+
+/* The id of the instance of c with params p (QC_ID_LEN). */
+void qc_instance_name(const qc_case *c, const qc_params *p, char id[QC_ID_LEN]);
 
 #endif

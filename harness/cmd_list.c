@@ -7,6 +7,7 @@
 
 #include "cases.h"
 #include "registry.h"
+#include "golden_io.h"
 #include "result.h"
 
 const char *qc_cases_dir(void);
@@ -36,6 +37,42 @@ static int list_cases(void)
     }
     qc_cases_free(cases, n);
     return QC_EXIT_OK;
+}
+
+/* Every instance of every tier (or of --suite's), one line each: tier, id, golden file name. */
+static int list_instances(const char *suite)
+{
+    qc_case *cases;
+    int n;
+    char err[1024], path[2048];
+    int want = suite ? qc_tier_from_name(suite) : QC_TIER_QUICK | QC_TIER_FULL | QC_TIER_BRINGUP;
+    if (want < 0) {
+        qc_error("list", "unknown suite '%s' (known: quick, full, bringup)", suite);
+        return QC_EXIT_USAGE;
+    }
+    if (qc_cases_load_dir(qc_cases_dir(), &cases, &n, err, sizeof err)) {
+        qc_error("list", "%s", err);
+        qc_cases_free(cases, n);
+        return QC_EXIT_USAGE;
+    }
+    static const char *const tiers[] = {"quick", "full", "bringup"};
+    int rc = QC_EXIT_OK;
+    for (int i = 0; i < n && !rc; i++)
+        for (int t = 0; t < 3 && !rc; t++) {
+            qc_instance *inst = NULL;
+            int ni = 0, cap = 0;
+            if ((want & (1 << t)) && qc_case_expand(&cases[i], 1 << t, 0, &inst, &ni, &cap, err, sizeof err)) {
+                qc_error("list", "%s", err);
+                rc = QC_EXIT_USAGE;
+            }
+            for (int k = 0; k < ni; k++) {
+                qc_golden_path(".", &inst[k], "ref", path, sizeof path);
+                printf("%s\t%s\t%s\n", tiers[t], inst[k].id, path + 2);
+            }
+            free(inst);
+        }
+    qc_cases_free(cases, n);
+    return rc;
 }
 
 static void list_ops(void)
@@ -161,18 +198,21 @@ int cmd_list(int argc, char **argv)
     qc_args a;
     if (qc_parse_args(&a, "list", argc, argv, NULL))
         return QC_EXIT_USAGE;
-    const char *for_lib = qc_opt(&a, "for");
+    const char *for_lib = qc_opt(&a, "for"), *suite = qc_opt(&a, "suite");
     if (qc_check_all_used(&a))
         return QC_EXIT_USAGE;
     if (a.help) {
         printf("usage: qcheck list [cases|ops|backends|profiles|layouts|formats|e8m0]   (no argument: all)\n"
                "       qcheck list profiles --for LIBRARY==VERSION   the cast profile that reproduces that release\n"
+               "       qcheck list instances [--suite TIER]   every instance: tier, id, golden file\n"
                "                                                     (exit 2 when none does)\n");
         return QC_EXIT_OK;
     }
     if (for_lib)
         return profile_for(for_lib);
     const char *what = a.npos ? a.pos[0] : "all";
+    if (!strcmp(what, "instances"))
+        return list_instances(suite);
     int all = strcmp(what, "all") == 0;
     if (all || strcmp(what, "formats") == 0)
         list_formats();

@@ -119,7 +119,7 @@ static int is_degenerate(const qc_tensor *e)
 /* Rule bound: the values (not the bits) within the reference's per-element bound; NaN must
  * meet NaN. The bound comes from the op's error analysis (DESIGN.md "Comparison rules"). */
 static int within_bound(const qc_tensor *e, const qc_tensor *g, const qc_tensor *bound, int64_t i,
-                        const qc_params *p, qc_mismatch_class *c)
+                        const qc_params *p, qc_mismatch_class *c, double *tightness)
 {
     double ve = decoded(e, element(e, i), p), vg = decoded(g, element(g, i), p);
     double b = bound->storage == QC_ST_F64 ? ((const double *)bound->data)[i] : ((const float *)bound->data)[i];
@@ -128,7 +128,11 @@ static int within_bound(const qc_tensor *e, const qc_tensor *g, const qc_tensor 
         return isnan(ve) && isnan(vg);
     }
     *c = QC_MM_OUT_OF_BOUND;
-    return vg == ve || fabs(vg - ve) <= b; /* equal values meet (+-Inf included) */
+    if (vg == ve) /* equal values meet (+-Inf included) */
+        return 1;
+    double r = b > 0 ? fabs(vg - ve) / b : INFINITY;
+    *tightness = r > *tightness ? r : *tightness;
+    return fabs(vg - ve) <= b;
 }
 
 static void report(const qc_compare_spec *spec, const qc_params *p, const qc_tensor *e, const qc_tensor *g,
@@ -187,6 +191,7 @@ int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_
         return -1;
     }
     const uint8_t *roles = mask ? mask->data : NULL;
+    out->has_bound = bound != NULL;
     int64_t shown = 0, budgeted = 0;
     int has_budget = !strcmp(spec->rule, "budget") && spec->budget_class >= 0;
     for (int64_t i = 0; i < out->n; i++) {
@@ -196,7 +201,7 @@ int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_
         }
         qc_mismatch_class c;
         if (bound) {
-            if (within_bound(expected, got, bound, i, p, &c))
+            if (within_bound(expected, got, bound, i, p, &c, &out->tightness))
                 continue;
         } else {
             if (element(expected, i) == element(got, i))

@@ -31,6 +31,8 @@ typedef struct qc_compare_out {
     int64_t skipped; /* padding whose value the real implementation leaves undefined */
     int64_t allowed; /* differences within the case's documented budget (counted, shown, not failed) */
     int degenerate; /* the expected tensor holds a single value */
+    int has_bound;    /* rule bound: tightness is meaningful */
+    double tightness; /* rule bound: the worst |got - expected| / bound (0: equal everywhere; > 1 fails) */
 } qc_compare_out;
 
 /* Element roles in an optional mask tensor "<output>.mask" (u8, one per element) that the

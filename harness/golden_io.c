@@ -89,23 +89,35 @@ int qc_mkdirs(const char *path)
     return mkdir(buf, 0777) && errno != EEXIST ? -1 : 0;
 }
 
+/* text as a file-name part of at most max characters: letters, digits and . _ = - survive, the
+ * rest becomes _; a longer text keeps its start and ends in "~" and 16 hex digits of its hash. */
+static void file_part(const char *text, size_t max, char *out)
+{
+    size_t n = 0, len = strlen(text);
+    size_t keep = len > max ? max - 17 : len;
+    for (const char *s = text; n < keep; s++)
+        out[n++] = (strchr("._=-", *s) || (*s >= '0' && *s <= '9') || ((*s | 32) >= 'a' && (*s | 32) <= 'z')) ? *s : '_';
+    out[n] = '\0';
+    if (len > max)
+        snprintf(out + n, 18, "~%016llx", (unsigned long long)qc_hash(text, 0));
+}
+
 void qc_golden_path(const char *dir, const qc_instance *in, const char *backend, char *out, size_t len)
 {
-    char name[400];
-    size_t n = 0;
-    /* id "case[k=v,k=v]" -> "k=v_k=v": letters, digits and . _ = - survive, the rest becomes _ */
+    char params[QC_ID_LEN], name[200], be[80];
+    /* id "case[k=v,k=v]" -> "k=v_k=v" (a file name is at most 255 bytes: the parts are capped) */
     const char *s = strchr(in->id, '[');
-    for (s = s ? s + 1 : in->id; *s && n < sizeof name - 1; s++)
-        if (*s != ']')
-            name[n++] = (strchr("._=-", *s) || (*s >= '0' && *s <= '9') || ((*s | 32) >= 'a' && (*s | 32) <= 'z')) ? *s : '_';
-    name[n] = '\0';
-    if (backend && strcmp(backend, "ref"))
-        snprintf(out, len, "%s/%s/%s__%s.h5", dir, in->c->name, name, backend);
-    else
+    snprintf(params, sizeof params, "%s", s ? s + 1 : in->id);
+    size_t pl = strlen(params);
+    if (pl && params[pl - 1] == ']')
+        params[pl - 1] = '\0';
+    file_part(params, 160, name);
+    if (backend && strcmp(backend, "ref")) {
+        file_part(backend, 60, be);
+        snprintf(out, len, "%s/%s/%s__%s.h5", dir, in->c->name, name, be);
+    } else {
         snprintf(out, len, "%s/%s/%s.h5", dir, in->c->name, name);
-    for (char *p = out + strlen(dir) + 1; *p; p++)
-        if (*p == ':')
-            *p = '-';
+    }
 }
 
 void qc_keep_failing(const char *dir, const qc_instance *in, const char *backend, const qc_tensor_set *inputs,

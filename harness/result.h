@@ -21,7 +21,7 @@ const char *qc_verdict_name(qc_verdict v);
 void qc_appendf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 typedef struct qc_result {
-    char case_id[200];  /* instance id: case name + params, e.g. cast.e4m3fn[profile=ptx,n=1024] */
+    char case_id[512];  /* instance id (cases.h QC_ID_LEN): case name + params, e.g. cast_fp8[to=e4m3fn,...] */
     char case_name[64]; /* the case file's name, e.g. cast_fp8 */
     char op[64];
     char backend[256]; /* plugin: and exec: names carry a path or a command */

@@ -125,6 +125,8 @@ void qc_judge(const qc_case *c, const qc_params *p, const qc_tensor_set *inputs,
               qc_tensor_set *got, int show, qc_result *r)
 {
     int64_t n = 0, bad = 0, degenerate = 0, skipped = 0, allowed = 0;
+    double tight = 0;
+    int bounded = 0;
     uint8_t *maps[QC_MAX_COMPARES] = {0};
     r->verdict = QC_ERROR;
     for (int pass = 0; pass < 2; pass++)
@@ -159,6 +161,8 @@ void qc_judge(const qc_case *c, const qc_params *p, const qc_tensor_set *inputs,
             degenerate += o.degenerate;
             skipped += o.skipped;
             allowed += o.allowed;
+            bounded |= o.has_bound;
+            tight = o.has_bound && o.tightness > tight ? o.tightness : tight;
         }
     snprintf(r->figures, sizeof r->figures, "n=%lld mismatches=%lld", (long long)n, (long long)bad);
     if (allowed)
@@ -167,6 +171,8 @@ void qc_judge(const qc_case *c, const qc_params *p, const qc_tensor_set *inputs,
     if (skipped)
         snprintf(r->figures + strlen(r->figures), sizeof r->figures - strlen(r->figures),
                  " undefined-padding-skipped=%lld", (long long)skipped);
+    if (bounded) /* how close the worst element came to its bound: a bound far above every error hides bugs */
+        snprintf(r->figures + strlen(r->figures), sizeof r->figures - strlen(r->figures), " tightness=%.3g", tight);
     r->verdict = bad ? QC_FAIL : degenerate == c->ncompares ? QC_MISTRUSTED : QC_PASS;
     if (r->verdict == QC_MISTRUSTED)
         snprintf(r->detail, sizeof r->detail, "  every expected output is one repeated value: proves nothing\n");

@@ -224,12 +224,28 @@ def test_goldens(qcheck, cases):
         check(isinstance(summary_json, dict), "--report summary.json parses")
 
 
+def test_instance_ids(qcheck, cases):
+    """Every instance of every tier has its own id and golden file, however long its params (ids
+    used to be cut at 150 characters: deepseek_v3_moe's 24 quick instances shared 4 files)."""
+    rc, out, err = run(qcheck, ["list", "instances"], cases)
+    rows = [l.split("\t") for l in out.splitlines()]
+    check(rc == 0 and len(rows) > 1000 and all(len(r) == 3 for r in rows), "list instances: %d rows %s" % (len(rows), err))
+    for tier in ("quick", "full", "bringup"):
+        ids = [r[1] for r in rows if r[0] == tier]
+        files = [r[2] for r in rows if r[0] == tier]
+        check(len(set(ids)) == len(ids), "%s: %d instance ids, all distinct" % (tier, len(ids)))
+        check(len(set(files)) == len(files), "%s: %d golden files, all distinct" % (tier, len(files)))
+    moe = [r[1] for r in rows if r[0] == "quick" and r[1].startswith("deepseek_v3_moe[")]
+    check(len(moe) == 24 and all(i.endswith("]") for i in moe), "deepseek_v3_moe: 24 complete quick ids (%d)" % len(moe))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--qcheck", required=True)
     ap.add_argument("--cases", required=True)
     a = ap.parse_args()
     test_sweep(a.qcheck)
+    test_instance_ids(a.qcheck, a.cases)
     test_determinism_and_shards(a.qcheck, a.cases)
     test_isolation(a.qcheck, a.cases)
     test_validation(a.qcheck)
