@@ -137,7 +137,7 @@ qc_cast_policy qc_cast_profile_policy(const qc_cast_profile *p, qc_format f)
     .mx_rule = QC_MX_E8M0_OF_AMAX, .pow2_policy = POW2(QC_E8M0_FLOOR, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV
 #define TORCHAO_SRC "pytorch/ao:torchao/prototype/mx_formats/mx_tensor.py (to_mx"
 #define OCP_SRC "microsoft/microxcaling:mx/mx_ops.py (_shared_exponents, _quantize_mx), mx/elemwise_ops.py " \
-    "(round 'nearest' = ties away, saturate_normals) = OCP MX v1.0 §6.3; spec §5"
+    "(round 'nearest' = ties away, saturate_normals) = OCP MX v1.0 section 6.3; formats.md §5"
 
 /* What each row was read from (docs/spec/README.md lists the snapshots). sglang and sgl-kernel
  * files were read one by one, without a recorded commit. */

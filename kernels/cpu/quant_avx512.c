@@ -172,7 +172,7 @@ static inline __attribute__((always_inline)) void elem_vectors(const float *xb, 
 
 /* The lanes of multipliers (or divisors) c whose product with any finite x is not NaN: for a finite
  * x, x * c is never NaN when c is finite (overflow gives Inf), and x / c never when c is finite and
- * nonzero (IEEE 754 §7.2: NaN only from 0 * Inf, Inf * 0, 0 / 0, Inf / Inf or a NaN operand). */
+ * nonzero (IEEE 754 section 7.2: NaN only from 0 * Inf, Inf * 0, 0 / 0, Inf / Inf or a NaN operand). */
 static inline __mmask16 nan_free16(__m512 c, elem_kind kind)
 {
     __mmask16 ok = _mm512_cmp_ps_mask(_mm512_abs_ps(c), _mm512_set1_ps(INFINITY), _CMP_LT_OQ); /* NaN fails too */

@@ -62,7 +62,7 @@ int qcref_row_lsb(const double *row, size_t n);
  * from the fp64 value y64 = alpha * dot + bias (fp64 dgemm) and any s >= |alpha| * sum_k |A B| +
  * |bias| (reference/exact's qcx_gemm gives a proven upper bound from K-block norms, up to ~1.5x the
  * exact sum on random data; every term below only grows with s, so it stays sound). Terms (all in units of the fp32 roundoff u = 2^-24, gamma(n) = n u / (1 - n u),
- * Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., §3.1 and (3.4)):
+ * Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., section 3.1 and (3.4)):
  *   E    = gamma(K + 4) s + (K + 4) 2^-149   fp32: K products and K-1 sums in ANY order/blocking,
  *                                             two scale products, alpha, bias; underflow per op
  *   F    = gamma53(K + 2) s                   the fp64 reference's own sum (certified by MPFR)
