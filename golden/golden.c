@@ -147,7 +147,7 @@ static void close_id(hid_t id)
 
 /* ---- storage types ------------------------------------------------------------------------ */
 
-/* Little-endian in the file whatever the host, as every raw file of spec/cli.md. */
+/* Little-endian in the file whatever the host, as every raw file of docs/spec/cli.md. */
 static hid_t file_type(qc_storage s)
 {
     switch (s) {
@@ -195,7 +195,7 @@ static int storage_of(hid_t t)
     return -1;
 }
 
-/* Logical dtypes whose storage is fixed (spec/cli.md "Names": byte formats are one code per
+/* Logical dtypes whose storage is fixed (docs/spec/cli.md "Names": byte formats are one code per
  * byte, bf16/f16 two bytes). Names not listed are accepted with any storage: the store does not
  * own the list of formats, the reference does. */
 static const struct {

@@ -1,4 +1,4 @@
-/* report.c: summary.json, junit.xml and summary.md of one run (spec/cli.md `--report DIR`).
+/* report.c: summary.json, junit.xml and summary.md of one run (docs/spec/cli.md `--report DIR`).
  *
  * Results carry arbitrary text from kernels and comparators (mismatch reports, crash messages),
  * so every string passes through one UTF-8 filter first: invalid sequences become U+FFFD (the

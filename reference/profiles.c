@@ -1,5 +1,5 @@
-/* profiles.c: the cast profiles of spec/cli.md "Names". Each row says which implementation it
- * reproduces and where that behaviour is written down; spec/formats.md holds the evidence
+/* profiles.c: the cast profiles of docs/spec/cli.md "Names". Each row says which implementation it
+ * reproduces and where that behaviour is written down; docs/spec/formats.md holds the evidence
  * (§1.3 fp8 table, §2.2 e8m0 table, §3.2 fp4 table, §13 measured on an H200). */
 #include <string.h>
 
@@ -123,7 +123,7 @@ qc_cast_policy qc_cast_profile_policy(const qc_cast_profile *p, qc_format f)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Recipe profiles. Each row reproduces one real implementation's order of operations; the
- * evidence is in spec/formats.md (section cited per row) and docs/notes/recipes.md. Rows marked
+ * evidence is in docs/spec/formats.md (section cited per row) and docs/notes/recipes.md. Rows marked
  * [derived] follow the spec's reading of the source, not a measurement. */
 
 #define POW2(rule, dec) {.e8m0 = (rule), .e8m0_emax = -1, .e8m0_mbits = 3, .e8m0_decoder = (dec)}

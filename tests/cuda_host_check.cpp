@@ -5,7 +5,7 @@
  * Claim checked: profile `ptx` reproduces cvt.rn.satfinite (fp8, fp6, e2m1), cvt.rp/rz.satfinite
  * (e8m0) and cvt.rn (bf16, f16) bit for bit, and the decode tables equal CUDA's to-half/to-bf16
  * conversions. Expected values are always CUDA's; qcref is only ever the value under test.
- * Spec: shared/spec/formats.md §1.3 (fp8), §2.2-§2.3 (e8m0), §3.2 (fp4), §13 (H200 measurements).
+ * Spec: docs/spec/formats.md §1.3 (fp8), §2.2-§2.3 (e8m0), §3.2 (fp4), §13 (H200 measurements).
  *
  *   cuda_host_check            quick: all 2^16 bf16 patterns, 10^6 seeded random fp32 patterns,
  *                              special values (zeros, Inf, NaN payloads, subnormals, every format's

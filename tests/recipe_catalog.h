@@ -1,5 +1,5 @@
 /* recipe_catalog.h: named semantic cases of the recipes with their expected bytes, each worked out
- * by hand from shared/spec/formats.md (the derivation is the `why`), never produced by the code under
+ * by hand from docs/spec/formats.md (the derivation is the `why`), never produced by the code under
  * test. Inputs list the leading elements of one block/group; the rest of it is +0. Expected payload:
  * the listed leading codes, every other code equals `rest`. Scale: fp32 bits (tensor, token,
  * token_group, block) or the e8m0/e4m3 byte (mx, nvfp4). */

@@ -1,6 +1,6 @@
 /* slow_formats.c: the slow second implementation of the element formats (see slow_formats.h).
  *
- * Everything here follows a definition of shared/spec/formats.md and is meant to be checked by
+ * Everything here follows a definition of docs/spec/formats.md and is meant to be checked by
  * reading, not to be fast: values come from the value formula in double, encoding is a search
  * for the nearest value, and each e8m0 rule is written the way §2.2 states it. Nothing is taken
  * from reference/ except the names of the types that carry a policy. */

@@ -1,5 +1,5 @@
 /* slow_formats.h: a second, deliberately slow implementation of every element-format codec,
- * written from the definitions in shared/spec/formats.md (§1.1, §1.2, §2.1-§2.3, §3.1, §3.2)
+ * written from the definitions in docs/spec/formats.md (§1.1, §1.2, §2.1-§2.3, §3.1, §3.2)
  * and sharing no code with reference/ (in the manner of Berkeley TestFloat's slowfloat).
  *
  * It uses only the type names of reference/formats/formats.h (qc_format, qc_cast_policy and

@@ -1,5 +1,5 @@
 /* test_formats.c: the element-format reference (libqcref) against the slow second
- * implementation of tests/slow_formats.c, which is written from shared/spec/formats.md alone.
+ * implementation of tests/slow_formats.c, which is written from docs/spec/formats.md alone.
  *
  *   test_formats [--seed N] [--random N] [--threads N]   quick mode (ctest formats_quick)
  *   test_formats --full [--threads N]                      every fp32 pattern (ctest formats_full)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# `qcheck layout` command line (spec/cli.md): apply/inverse round trip with the padded size, the
+# `qcheck layout` command line (docs/spec/cli.md): apply/inverse round trip with the padded size, the
 # padding rule, a bad shape (exit 2, message naming the rule), a bad size, list and --help.
 set -u
 Q=$1

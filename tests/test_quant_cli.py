@@ -3,7 +3,7 @@
 
 - --layout MAP sends PREFIX.scale through a layout map: the bytes equal `qcheck layout apply` of
   the canonical scales, and dequant --layout inverts it (same fp32 output as without the map);
-- nvfp4 --param sf=ue8m0 is TRT-LLM's UE8M0 branch (spec/formats.md §4.2 3''): expected bytes
+- nvfp4 --param sf=ue8m0 is TRT-LLM's UE8M0 branch (docs/spec/formats.md §4.2 3''): expected bytes
   computed here with numpy + ml_dtypes from the spec's formula, not by qcheck.
 
 usage: test_quant_cli.py --qcheck PATH

@@ -1,5 +1,5 @@
 /* test_recipes.c: the quantization recipes, their profiles, the transforms and the GPU reciprocal
- * emulation (spec/formats.md §4-§8, §13).
+ * emulation (docs/spec/formats.md §4-§8, §13).
  *   1. the named semantic catalog (recipe_catalog.h), expected bytes derived by hand from the spec;
  *   2. a deliberately simple second implementation of each recipe's math (doubles, brute-force
  *      nearest code search) compared on random and edge inputs;
@@ -357,7 +357,7 @@ static void test_properties(void)
     free(x);
 }
 
-/* Every recipe has a profile; every name of spec/cli.md "Recipe profiles" defines some recipe; every
+/* Every recipe has a profile; every name of docs/spec/cli.md "Recipe profiles" defines some recipe; every
  * row's cast profiles exist. */
 static void test_profile_table(void)
 {
@@ -369,7 +369,7 @@ static void test_profile_table(void)
         int found = 0;
         for (int r = 0; r < QC_RECIPE_COUNT; r++)
             found |= qc_recipe_profile_find(names[k], (qc_recipe)r) != NULL;
-        CHECK(found, "spec/cli.md recipe profile '%s' defines no recipe", names[k]);
+        CHECK(found, "docs/spec/cli.md recipe profile '%s' defines no recipe", names[k]);
     }
     for (int r = 0; r < QC_RECIPE_COUNT; r++)
         CHECK(qc_recipe_default_profile((qc_recipe)r) != NULL, "recipe %s has no profile", qc_recipe_name(r));

@@ -1,4 +1,4 @@
-/* op_gemm.c: the quantized GEMM op (shared/spec/formats.md §9, reference/ops/gemm.h).
+/* op_gemm.c: the quantized GEMM op (docs/spec/formats.md §9, reference/ops/gemm.h).
  *   gemm  a: f32 [m, k] activations, b: f32 [n, k] weights, bias: f32 [n] (bias=1)
  *         -> c: [m, n] in `out` (bf16 | f16 | f32 codes), c.bound: f64 [m, n] (rule bound)
  * params: kind (fp8_tensor fp8_rowwise fp8_block mxfp8 mxfp4_bf16 nvfp4 int8_rowwise), m, n, k, out (default

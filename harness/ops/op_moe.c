@@ -1,4 +1,4 @@
-/* op_moe.c: the fused-MoE op (shared/spec/layouts.md §9), the reference of every stage.
+/* op_moe.c: the fused-MoE op (docs/spec/layouts.md §9), the reference of every stage.
  *   moe  x: f32 [tokens, hidden], logits: f32 [tokens, experts], route_bias: f32 [experts]
  *        (deepseek_v3), w13: f32 [experts + shared, R1, hidden] (R1 = 2 inter gated, else inter),
  *        w2: f32 [experts + shared, hidden, inter], b13: f32 [.., R1], b2: f32 [.., hidden] (bias=1)

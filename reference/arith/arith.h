@@ -1,4 +1,4 @@
-/* arith.h: the scale arithmetic of the recipes (spec/formats.md §12 item 4): fl32 multiply and
+/* arith.h: the scale arithmetic of the recipes (docs/spec/formats.md §12 item 4): fl32 multiply and
  * divide, the GPU's approximate reciprocal, and the divisions real kernels actually execute.
  *
  * Every fl32() of the spec is one IEEE operation; libqcref is compiled with -ffp-contract=off so

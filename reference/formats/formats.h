@@ -1,6 +1,6 @@
 /* formats.h: the element formats of low-precision inference and every knob of their conversions.
  *
- * Facts: shared/spec/formats.md §0-§3 (encodings, rounding rules, who does what) and §11 (edge
+ * Facts: docs/spec/formats.md §0-§3 (encodings, rounding rules, who does what) and §11 (edge
  * vectors). Every policy a real library disagrees on is an explicit field of qc_cast_policy; a
  * profile (profiles.h) names the bundle one real implementation uses.
  *
@@ -160,7 +160,7 @@ QC_HD float qcref_decode(qc_format f, uint32_t code, const qc_cast_policy *p);
 void qcref_fp4_pack(const uint8_t *codes, size_t n, int swap, uint8_t *packed);
 void qcref_fp4_unpack(const uint8_t *packed, size_t n, int swap, uint8_t *codes);
 
-/* Names (names.c): the stable CLI names of spec/cli.md. Lookups return -1 when unknown. */
+/* Names (names.c): the stable CLI names of docs/spec/cli.md. Lookups return -1 when unknown. */
 const char *qc_format_name(int f);
 int qc_format_from_name(const char *name);
 const char *qc_e8m0_rule_name(int r);

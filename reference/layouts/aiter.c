@@ -1,4 +1,4 @@
-/* aiter.c: AMD aiter weight and scale shuffles (spec/layouts.md §4).
+/* aiter.c: AMD aiter weight and scale shuffles (docs/spec/layouts.md §4).
  * Sources: aiter aiter/ops/shuffle.py (shuffle_weight, shuffle_scale, the is_guinterleave paths),
  * aiter/utility/fp4_utils.py::e8m0_shuffle (= shuffle_scale). */
 #include "layouts.h"

@@ -1,4 +1,4 @@
-/* deepgemm.c: DeepGEMM scale-factor layouts (spec/layouts.md §3).
+/* deepgemm.c: DeepGEMM scale-factor layouts (docs/spec/layouts.md §3).
  * Sources: DeepGEMM csrc/utils/math.hpp::get_tma_aligned_size (pad MN to 16 bytes),
  * csrc/jit_kernels/impls/smxx_layout.hpp::get_mn_major_tma_aligned_tensor and
  * get_mn_major_tma_aligned_packed_ue8m0_tensor, csrc/apis/layout.hpp::transform_sf_into_required_layout,

@@ -1,6 +1,6 @@
 /* layouts.h: every scale and weight layout that a seed path hands to a kernel, as a bit-exact
- * index map with its inverse and its padding rule (shared/spec/layouts.md §1-§8, §13; names as in
- * spec/cli.md "Layout maps").
+ * index map with its inverse and its padding rule (docs/spec/layouts.md §1-§8, §13; names as in
+ * docs/spec/cli.md "Layout maps").
  *
  * The model. A map takes a row-major source tensor [B, R, C] of elements (4, 8, 16 or 32 bits;
  * any whole number of bytes for a plain permutation) to a destination buffer of B batches

@@ -1,4 +1,4 @@
-/* sf128x4.c: the CUTLASS / NVFP4 block-scale swizzles (spec/layouts.md §1).
+/* sf128x4.c: the CUTLASS / NVFP4 block-scale swizzles (docs/spec/layouts.md §1).
  * Sources: flashinfer quantization_utils.cuh::get_sf_out_offset_128x4 / get_sf_out_offset_8x4,
  * fp4Op.cpp::computeSFIndex and blockScaleInterleaveHost, quantization.cu::block_scale_interleave_kernel
  * (writes 0 for row >= R or col >= C); vllm nvfp4_utils.py::swizzle_blockscale (starts from torch.zeros);

@@ -1,4 +1,4 @@
-/* triton_mx.c: triton_kernels MX scale layouts (spec/layouts.md §5).
+/* triton_mx.c: triton_kernels MX scale layouts (docs/spec/layouts.md §5).
  * Sources: triton python/triton_kernels/triton_kernels/tensor_details/layout_details/blackwell_scale.py
  * (BlackwellMXScaleLayout, ALIGN_K = 8, 128-row tiles), hopper_scale.py (HopperMXScaleLayout,
  * num_warps; triton PR #9029 made num_warps 4 work). Padding: both pad with torch.nn.functional.pad (zero). */

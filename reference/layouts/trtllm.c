@@ -1,4 +1,4 @@
-/* trtllm.c: TRT-LLM-gen weight preparation as flashinfer implements it (spec/layouts.md §2).
+/* trtllm.c: TRT-LLM-gen weight preparation as flashinfer implements it (docs/spec/layouts.md §2).
  * Sources: flashinfer flashinfer/utils.py (srcToDstBlk16RowMap, srcToDstBlk32RowMap,
  * get_shuffle_block_size, get_shuffle_matrix_a_row_indices, get_shuffle_matrix_sf_a_row_indices),
  * fp4_quantization.py (shuffle_matrix_a, shuffle_matrix_sf_a), fused_moe/core.py

@@ -1,4 +1,4 @@
-/* w13.c: W13 half order, half interleave and intermediate-size padding (spec/layouts.md §6).
+/* w13.c: W13 half order, half interleave and intermediate-size padding (docs/spec/layouts.md §6).
  * Sources: vllm flashinfer_utils.py::swap_w13_to_w31, flashinfer_fp4_moe.py::reorder_w1w3_to_w3w1 and
  * interleave_linear_and_gate; sglang flashinfer_cutedsl.py::interleave_w13_halves; sglang/vllm mxfp4
  * loaders swap_every_two_rows; vllm align_fp4_moe_weights_for_fi (halves padded separately); sglang

@@ -1,4 +1,4 @@
-/* gemm.c: quantized GEMM reference math (shared/spec/formats.md §9): the kinds, the exact
+/* gemm.c: quantized GEMM reference math (docs/spec/formats.md §9): the kinds, the exact
  * operand values, the fp32-accumulation error bound and its exactness proof (gemm.h). */
 #include "gemm.h"
 

@@ -1,4 +1,4 @@
-/* gemm.h: quantized GEMM reference math (shared/spec/formats.md §9): what each kind of W8A8 /
+/* gemm.h: quantized GEMM reference math (docs/spec/formats.md §9): what each kind of W8A8 /
  * MX / NVFP4 GEMM computes from its quantized operands, and the per-element error bound of a
  * kernel that accumulates in fp32 (DESIGN.md "Comparison rules").
  *

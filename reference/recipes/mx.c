@@ -1,4 +1,4 @@
-/* mx.c: MXFP8 / MXFP6 / MXFP4, one e8m0 scale per 1 x 32 along K (spec/formats.md §5, §2.2, §2.3).
+/* mx.c: MXFP8 / MXFP6 / MXFP4, one e8m0 scale per 1 x 32 along K (docs/spec/formats.md §5, §2.2, §2.3).
  * Every row of the §5 table is a policy: how the byte comes from amax (qc_mx_rule), how the
  * element multiplier comes from the byte, the clamp and the element cast. */
 #include <math.h>

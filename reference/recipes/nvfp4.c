@@ -1,5 +1,5 @@
 /* nvfp4.c: NVFP4, e2m1 elements with one e4m3 scale per 1 x 16 and an fp32 global scale
- * (spec/formats.md §4). Three operation orders exist in public code and give different bits:
+ * (docs/spec/formats.md §4). Three operation orders exist in public code and give different bits:
  * - FAST (flashinfer/TRT-LLM cvt_warp_fp16_to_fp4 default, §4.2 steps 1-5):
  *   SFValue = gs * (vecMax * rcp6), outputScale = rcp(SFdec * rcp(gs)), rcp = rcp.approx.ftz;
  * - TE (DISABLE_FP4_QUANT_FAST_MATH, §4.2 3'): SFValue = vecMax * (gs * (1/6)),

@@ -1,4 +1,4 @@
-/* recipes.h: quantization recipes, how scales are chosen and applied (spec/formats.md §4-§6,
+/* recipes.h: quantization recipes, how scales are chosen and applied (docs/spec/formats.md §4-§6,
  * §12 items 4-9). A recipe is a plain function of an fp32 tensor and an explicit policy; a
  * recipe profile (profiles.h) is the policy one real implementation uses, with its source.
  *

@@ -1,4 +1,4 @@
-/* scale.c: the per-group steps every scaled-fp8 recipe shares (spec/formats.md §6.2-§6.4):
+/* scale.c: the per-group steps every scaled-fp8 recipe shares (docs/spec/formats.md §6.2-§6.4):
  * amax, eps, the scale formula, its power-of-two rounding, the element op, the clamp, the cast.
  * Each step is one switch over the policy knob that real libraries disagree on. */
 #include <math.h>

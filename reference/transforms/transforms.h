@@ -1,4 +1,4 @@
-/* transforms.h: the checkpoint converters of sglang/vLLM/DeepSeek (spec/formats.md §7, §8,
+/* transforms.h: the checkpoint converters of sglang/vLLM/DeepSeek (docs/spec/formats.md §7, §8,
  * §12 item 10). Plain functions over caller-owned arrays; row-major shapes. */
 #ifndef QCREF_TRANSFORMS_H
 #define QCREF_TRANSFORMS_H
