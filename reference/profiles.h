@@ -1,6 +1,6 @@
 /* profiles.h: named bundles of policies, each reproducing one real implementation bit for bit.
- * The table lives in profiles.c with the source each row reproduces (STYLE.md: "keep profile
- * definitions in one table with their sources"). */
+ * The table lives in profiles.c with the source each row reproduces (docs/STYLE.md: profile
+ * definitions stay in one table with their sources). */
 #ifndef QCREF_PROFILES_H
 #define QCREF_PROFILES_H
 
