@@ -79,7 +79,7 @@ uint32_t cuda_f16(float x)
 
 float cuda_half_to_float(__half_raw h) { return __half2float(__half(h)); }
 
-/* Whether a code of format f is a NaN code: written from the format definitions (spec §1.1, §2.1),
+/* Whether a code of format f is a NaN code: written from the format definitions (formats.md §1.1, §2.1),
  * not from qcref, so that it can classify a disagreement between the two. */
 bool is_nan_code(qc_format f, uint32_t c)
 {
@@ -161,7 +161,7 @@ std::vector<Conversion> make_conversions()
         std::exit(1);
     }
     auto prof = [ptx](qc_format f) { return qc_cast_profile_policy(ptx, f); };
-    /* __NV_NOSAT (spec §13: ml_dtypes except that every NaN becomes 0x7F): overflow to the NaN code
+    /* __NV_NOSAT (formats.md §13: ml_dtypes except that every NaN becomes 0x7F): overflow to the NaN code
      * (e4m3fn) or Inf (e5m2), NaN canonical positive with all mantissa bits set (e5m2 0x7F; CUDA's
      * __nv_cvt_double_to_fp8 gives 0x7E | mantissa of the canonical NaN 0x7FFFFFFF = 0x7F). */
     qc_cast_policy nosat = qcref_default_policy();

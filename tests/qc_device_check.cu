@@ -76,7 +76,7 @@ __device__ uint32_t cuda_encode(int kind, float x)
     }
 }
 
-/* NaN codes from the format definitions (spec §1.1, §2.1), to tell NaN-code-only differences apart. */
+/* NaN codes from the format definitions (formats.md §1.1, §2.1), to tell NaN-code-only differences apart. */
 __host__ __device__ bool is_nan_code(int f, uint32_t c)
 {
     switch (f) {

@@ -53,7 +53,7 @@ int qcx_dgemm_nt(size_t m, size_t n, size_t k, const double *a, const double *b,
  * nonzero (one outlier): the minimum takes the better of both on every element. All three are
  * loose where large entries of x and y sit at different positions of one block (at worst by the
  * ratio of the largest to the smallest magnitude in the block). A block of 16 divides every K
- * group of formats.md §9 (16, 32, 128), so a block never straddles two scales.
+ * group of docs/spec/formats.md §9 (16, 32, 128), so a block never straddles two scales.
  *
  * Rounding (u = 2^-53, gamma(n) = n u / (1 - n u); Higham, Accuracy and Stability of Numerical
  * Algorithms, 2nd ed., Lemma 3.1 and (3.4), which hold for any order of evaluation and with fused

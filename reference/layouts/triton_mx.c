@@ -5,7 +5,7 @@
 #include "layouts.h"
 
 /* HOPPER_MX_SCALE: pad M to 32W, K to 2; view [M/(32W), 2, W, 2, 8, K/2, 2] permute
- * (0, 2, 5, 1, 4, 6, 3), flatten to [M/32, 32K] (§5.2 [V]). */
+ * (0, 2, 5, 1, 4, 6, 3), flatten to [M/32, 32K] (layouts.md §5.2 [V]). */
 QC_HD void qcref_triton_hopper_scale_rc(int64_t m, int64_t k, int64_t W, int64_t *row, int64_t *col)
 {
     int64_t m0 = m / (32 * W), q = m % (32 * W), a = q / (16 * W), w = (q % (16 * W)) / 16, b = (q % 16) / 8,

@@ -35,7 +35,7 @@ size_t qcref_recipe_nscales(qc_recipe r, const qc_recipe_policy *p, size_t rows,
     return qcref_tiled_nscales(r, p, rows, cols);
 }
 
-/* The rules each library enforces on the shape; the message names the rule (spec §4-§6). */
+/* The rules each library enforces on the shape; the message names the rule (docs/spec/formats.md §4-§6). */
 const char *qcref_recipe_shape_rule(qc_recipe r, const qc_recipe_policy *p, size_t rows, size_t cols)
 {
     (void)rows;
