@@ -603,8 +603,8 @@ static long check_decode(void)
             int ok;
             if (isnan(want))
                 /* both NaN; where the format's NaN carries a sign (e4m3fn, IEEE-style), the sign
-                 * is kept (formats.md §1.1 torch fp8e4m3fn_to_fp32_value, §12 item 1 "sign kept like
-                 * torch"); the fnuz NaN 0x80 has no sign to keep */
+                 * is kept (formats.md §1.1 torch fp8e4m3fn_to_fp32_value, §12 item 1: "keeping
+                 * the sign, like torch"); the fnuz NaN 0x80 has no sign to keep */
                 ok = isnan(got) && (fnuz || !!signbit(got) == !!signbit(want));
             else
                 ok = slow_f32_bits(got) == double_as_f32_bits(want);
