@@ -29,7 +29,7 @@ SIGN = chr(0xA7)
 SPEC_DIR = "spec" + "/"
 DOCS_SPEC = "docs/" + SPEC_DIR
 
-SPEC_RE = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(SPEC_DIR))
+SPEC_RE = re.compile(r"(?<![A-Za-z0-9_-])" + re.escape(SPEC_DIR))
 PATH_CHARS = re.compile(r"[A-Za-z0-9_./-]")
 # the sign itself, or its \u escape as JSON and C sources may spell it
 SECTION_RE = re.compile("(?:" + SIGN + r"|\\u00[aA]7)\s*(\d+(?:\.\d+)*)?")
