@@ -88,7 +88,7 @@ static const qc_cast_policy ptx_e4m3_const = {QC_OVERFLOW_SATFINITE, QC_NAN_CANO
 
 static inline uint8_t ref_e4m3(float x)
 {
-    const qc_minifloat m = {8, 4, 3, 7, QC_SPECIALS_FN}; /* spec §1.1; checked against qcref_minifloat */
+    const qc_minifloat m = {8, 4, 3, 7, QC_SPECIALS_FN}; /* docs/spec/formats.md §1.1; checked against qcref_minifloat */
     return (uint8_t)minifloat_encode(m, x, &ptx_e4m3_const);
 }
 

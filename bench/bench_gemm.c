@@ -1,4 +1,4 @@
-/* bench_gemm.c: figures, not tests (DESIGN.md "Speed is measured by benchmarks").
+/* bench_gemm.c: figures, not tests (docs/DESIGN.md "Speed is measured by benchmarks").
  *   bench_gemm gemm [M N K [kind]]   the exact core (qcx_gemm: fp64 product and magnitude bound) and
  *                                    the reference gemm op (quantize, exact dequant, core, bound)
  *                                    against one OpenBLAS dgemm of the shape

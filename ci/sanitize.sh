@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The quick tests under AddressSanitizer + UndefinedBehaviorSanitizer (DESIGN.md "Conventions":
+# The quick tests under AddressSanitizer + UndefinedBehaviorSanitizer (docs/DESIGN.md "Conventions":
 # sanitizers clean). Builds into build-asan; any report fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."

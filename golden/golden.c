@@ -1,4 +1,4 @@
-/* golden.c: the HDF5 golden store (DESIGN.md "Golden store (HDF5)"; layout in golden.h).
+/* golden.c: the HDF5 golden store (docs/DESIGN.md "Golden store (HDF5)"; layout in golden.h).
  *
  * Only the HDF5 C API that is the same in 1.10, 1.12 and 1.14 is used (H5Lget_name_by_idx and
  * H5Oopen + H5Iget_type instead of H5Literate / H5Oget_info, whose signatures changed in 1.12).
@@ -147,7 +147,7 @@ static void close_id(hid_t id)
 
 /* ---- storage types ------------------------------------------------------------------------ */
 
-/* Little-endian in the file whatever the host, as every raw file of spec/cli.md. */
+/* Little-endian in the file whatever the host, as every raw file of docs/spec/cli.md. */
 static hid_t file_type(qc_storage s)
 {
     switch (s) {
@@ -195,8 +195,8 @@ static int storage_of(hid_t t)
     return -1;
 }
 
-/* Logical dtypes whose storage is fixed (spec/cli.md "Names": byte formats are one code per
- * byte, bf16/f16 two bytes). Names not listed are accepted with any storage: the store does not
+/* Logical dtypes whose storage is fixed (docs/spec/cli.md "cast": 8-, 6- and 4-bit codes take one
+ * byte each, bf16/f16 two bytes). Names not listed are accepted with any storage: the store does not
  * own the list of formats, the reference does. */
 static const struct {
     const char *dtype;

@@ -1,4 +1,4 @@
-/* golden.h: the HDF5 golden store (DESIGN.md "Golden store (HDF5)"). One file per case instance:
+/* golden.h: the HDF5 golden store (docs/DESIGN.md "Golden store (HDF5)"). One file per case instance:
  *
  *   /                 attributes qcheck_version, format_version, case, op, params (JSON text),
  *                     seed (uint64), profile, backend, git_revision, created

@@ -1,5 +1,5 @@
 /* cli.h: what every qcheck command shares: option parsing, raw file I/O, error reporting.
- * Exit codes (spec/cli.md): 0 success, 1 a check failed, 2 bad usage or bad input. */
+ * Exit codes (docs/spec/cli.md): 0 success, 1 a check failed, 2 bad usage or bad input. */
 #ifndef QC_CLI_H
 #define QC_CLI_H
 

@@ -1,4 +1,4 @@
-/* cmd_codec.c: `qcheck decode` and `qcheck cast` (spec/cli.md "Tool commands"). Raw files are
+/* cmd_codec.c: `qcheck decode` and `qcheck cast` (docs/spec/cli.md "Tool commands"). Raw files are
  * little-endian and headerless; 4- and 6-bit codes take one byte each unless --packed (e2m1). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +15,7 @@ static const char *const policy_help =
     "  --nonan posmax|torchao|ml_dtypes|zero  NaN into e2m1/e2m3/e3m2 (no NaN code)\n"
     "  --zero-sign keep|drop|modelopt  sign of results that round to zero (profiles set it for fp4/fp6)\n"
     "  --e8m0 RULE         rne ml_dtypes ceil rz rceil deepgemm floor torchao-ceil even triton-up\n"
-    "                      triton-down log2-ceil (spec/formats.md §2.2)\n"
+    "                      triton-down log2-ceil (docs/spec/formats.md §2.2)\n"
     "  --e8m0-emax N       floor, torchao-ceil, even: emax of the element format [0]\n"
     "  --e8m0-mbits N      even: mantissa bits of the element format [3]\n"
     "  --e8m0-decode D     torch (=cuda, ml_dtypes), shift, exp2, trtllm-rcp, cutedsl-inv\n";

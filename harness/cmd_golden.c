@@ -1,4 +1,4 @@
-/* cmd_golden.c: `qcheck golden generate|verify`, `qcheck export`, `qcheck verify` (spec/cli.md).
+/* cmd_golden.c: `qcheck golden generate|verify`, `qcheck export`, `qcheck verify` (docs/spec/cli.md).
  * A golden is one case instance in HDF5: its inputs, the reference's outputs, its params. */
 #include <stdio.h>
 #include <stdlib.h>

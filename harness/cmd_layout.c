@@ -1,4 +1,4 @@
-/* cmd_layout.c: `qcheck layout apply|inverse|list` (spec/cli.md "Tool commands", "Layout maps").
+/* cmd_layout.c: `qcheck layout apply|inverse|list` (docs/spec/cli.md "Tool commands", "Layout maps").
  * Every map comes from the one table of reference/layouts (layouts.c); this file only parses, sizes
  * and moves bytes. A shape the map cannot take is exit 2 with the map's own message naming the rule. */
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* cmd_quant.c: `qcheck quant` and `qcheck dequant` (spec/cli.md "Tool commands"): a recipe and a
+/* cmd_quant.c: `qcheck quant` and `qcheck dequant` (docs/spec/cli.md "Tool commands"): a recipe and a
  * recipe profile over a raw row-major [M, K] tensor. Files: PREFIX.q (one byte per fp8/fp6 code,
  * FP4 two per byte with the even element in the low nibble), PREFIX.scale (fp32 scales for
  * tensor/token/token_group/block in the scale_layout, e8m0 bytes for mx*, e4m3 bytes for nvfp4),
@@ -13,7 +13,7 @@
 static void quant_help(const char *cmd)
 {
     printf("usage: qcheck %s --recipe RECIPE [--profile P] --shape MxK [--param k=v ...] [--layout MAP] %s\n"
-           "Recipes and params (defaults in brackets; spec/cli.md):\n"
+           "Recipes and params (defaults in brackets; docs/spec/cli.md):\n"
            "  tensor       fp8 [e4m3fn] (e4m3fnuz, e5m2), fp8_max [finfo max], static_scale (fp32 dequant scale)\n"
            "  token        fp8, fp8_max\n"
            "  token_group  group [128], fp8 (or e2m1), fp8_max, eps [profile's], ue8m0 [0],\n"

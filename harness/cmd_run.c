@@ -1,4 +1,4 @@
-/* cmd_run.c: `qcheck run` (spec/cli.md "Suite commands"): expand the case files of a tier into
+/* cmd_run.c: `qcheck run` (docs/spec/cli.md "Suite commands"): expand the case files of a tier into
  * instances, run every selected backend on each in an isolated child, print one verdict line
  * per instance x backend with a REPRO command, and end with the summary line. */
 #include <regex.h>

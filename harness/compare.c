@@ -117,7 +117,7 @@ static int is_degenerate(const qc_tensor *e)
 }
 
 /* Rule bound: the values (not the bits) within the reference's per-element bound; NaN must
- * meet NaN. The bound comes from the op's error analysis (DESIGN.md "Comparison rules"). */
+ * meet NaN. The bound comes from the op's error analysis (docs/DESIGN.md "Comparison rules"). */
 static int within_bound(const qc_tensor *e, const qc_tensor *g, const qc_tensor *bound, int64_t i,
                         const qc_params *p, qc_mismatch_class *c, double *tightness)
 {

@@ -1,4 +1,4 @@
-/* compare.h: the comparison rules (DESIGN.md "Comparison rules"): bit-exact against the claimed
+/* compare.h: the comparison rules (docs/DESIGN.md "Comparison rules"): bit-exact against the claimed
  * profile, every mismatch classified, the first few reported with coordinates, hex and decoded
  * values, and degenerate expected outputs flagged MISTRUSTED instead of passed. */
 #ifndef QC_COMPARE_H

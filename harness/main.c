@@ -1,4 +1,4 @@
-/* main.c: the qcheck command line (spec/cli.md). */
+/* main.c: the qcheck command line (docs/spec/cli.md). */
 #include <stdio.h>
 #include <string.h>
 

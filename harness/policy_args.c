@@ -68,7 +68,7 @@ int qc_policy_from_params(const qc_params *pa, qc_format f, qc_cast_policy *out,
     qc_e8m0_decoder decoder_alias = QC_E8M0_DECODER_COUNT;
     const qc_cast_profile *prof = qc_cast_profile_find(pname ? pname : DEFAULT_PROFILE);
     if (!prof && pname && qc_e8m0_decoder_from_name(pname) >= 0) {
-        /* decode --profile may name an e8m0 decoder directly (docs/spec/cli.md: "where decoders differ") */
+        /* decode --profile may name an e8m0 decoder directly (docs/spec/cli.md "decode": a cast profile or an e8m0 decoder name) */
         decoder_alias = (qc_e8m0_decoder)qc_e8m0_decoder_from_name(pname);
         prof = qc_cast_profile_find(DEFAULT_PROFILE);
     }

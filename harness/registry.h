@@ -1,4 +1,4 @@
-/* registry.h: ops x backends in one table (DESIGN.md "backend", STYLE.md BLIS: a backend is one
+/* registry.h: ops x backends in one table (docs/DESIGN.md "backend", docs/STYLE.md BLIS: a backend is one
  * folder that registers its implementations; the harness never changes to add one).
  *
  * An op is a named computation over named tensors: the case file's generators make its inputs,

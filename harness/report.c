@@ -1,9 +1,9 @@
-/* report.c: summary.json, junit.xml and summary.md of one run (spec/cli.md `--report DIR`).
+/* report.c: summary.json, junit.xml and summary.md of one run (docs/spec/cli.md `--report DIR`).
  *
  * Results carry arbitrary text from kernels and comparators (mismatch reports, crash messages),
  * so every string passes through one UTF-8 filter first: invalid sequences become U+FFFD (the
- * Unicode replacement rule, Unicode 15 §3.9 "U+FFFD Substitution"), and XML gets only the
- * characters XML 1.0 §2.2 allows (#x9 #xA #xD, #x20-#xD7FF, #xE000-#xFFFD, #x10000-#x10FFFF).
+ * Unicode replacement rule, Unicode 15 section 3.9 "U+FFFD Substitution"), and XML gets only the
+ * characters XML 1.0 section 2.2 allows (#x9 #xA #xD, #x20-#xD7FF, #xE000-#xFFFD, #x10000-#x10FFFF).
  * A report must parse, whatever a backend printed. */
 #include "report.h"
 
@@ -81,7 +81,7 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
 /* One step of UTF-8 decoding by Unicode 15 Table 3-7 (well-formed byte sequences: no overlongs,
  * no surrogates, nothing above U+10FFFF). Returns the bytes consumed; *ok is 0 for an ill-formed
  * sequence, which then consumes its maximal valid prefix (at least one byte), the practice of
- * §3.9 that Python's errors="replace" follows: one U+FFFD per maximal subpart. */
+ * section 3.9 that Python's errors="replace" follows: one U+FFFD per maximal subpart. */
 static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *cp, int *ok)
 {
     unsigned char c = s[0], lo = 0x80, hi = 0xBF;
@@ -120,8 +120,8 @@ static int xml_char_ok(uint32_t c)
 
 /* Appends the first strnlen(s, cap) bytes of s, valid UTF-8, escaped for the context.
  * In attributes \t \n \r are character references: attribute-value normalization (XML 1.0
- * §3.3.3) would otherwise turn them into spaces. \r in text likewise, against end-of-line
- * normalization (§2.11). */
+ * section 3.3.3) would otherwise turn them into spaces. \r in text likewise, against end-of-line
+ * normalization (section 2.11). */
 static void sb_text(sbuf *b, const char *s, size_t cap, enum esc mode)
 {
     const unsigned char *u = (const unsigned char *)s;
@@ -191,7 +191,7 @@ static int add_str(cJSON *o, const char *key, const char *s, size_t cap)
 }
 
 /* Seeds are uint64; a JSON number through a double would lose bits above 2^53, so the decimal
- * digits go in raw (RFC 8259 §6 allows any precision; Python's json reads them exactly). */
+ * digits go in raw (RFC 8259 section 6 allows any precision; Python's json reads them exactly). */
 static int add_u64(cJSON *o, const char *key, uint64_t v)
 {
     char digits[24];
@@ -355,7 +355,7 @@ static void md_fence(sbuf *b, size_t k)
 }
 
 /* A code span or block whose fence is longer than any backtick run inside (CommonMark 0.31
- * §6.1, §4.5), so text from a backend cannot close it early. */
+ * sections 6.1, 4.5), so text from a backend cannot close it early. */
 static void md_code(sbuf *b, const char *s, size_t cap, int block)
 {
     size_t k = longest_backtick_run(s, cap) + 1;

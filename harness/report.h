@@ -1,4 +1,4 @@
-/* report.h: the report files of `qcheck run --report DIR` (spec/cli.md "Suite commands"). */
+/* report.h: the report files of `qcheck run --report DIR` (docs/spec/cli.md "Suite commands"). */
 #ifndef QC_REPORT_H
 #define QC_REPORT_H
 

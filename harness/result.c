@@ -1,4 +1,4 @@
-/* result.c: the verdict words of DESIGN.md "Concepts", shared by the console lines and the reports,
+/* result.c: the verdict words of docs/DESIGN.md "Concepts", shared by the console lines and the reports,
  * and the appending printf of their detail text. */
 #include "result.h"
 

@@ -1,5 +1,5 @@
 /* result.h: one verdict of one case instance x backend, as the runner, the console lines and the
- * report writers see it (DESIGN.md "Data flow": verdict + mismatch report + REPRO line). */
+ * report writers see it (docs/DESIGN.md "Data flow": verdict + mismatch report + REPRO line). */
 #ifndef QC_RESULT_H
 #define QC_RESULT_H
 

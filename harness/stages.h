@@ -1,7 +1,7 @@
 /* stages.h: the investigation of a failing instance whose op keeps stage tensors
  * ("stage.<stage>.<tensor>", e.g. the fused MoE's route, a1, gemm1, act, a2, gemm2, combine): a
  * per-stage table of where the backend first parts from the reference, and the --keep-failing
- * layout that puts stage tensors under /stages/<stage>/<tensor> (DESIGN.md "Golden store"). */
+ * layout that puts stage tensors under /stages/<stage>/<tensor> (docs/DESIGN.md "Golden store"). */
 #ifndef QC_STAGES_H
 #define QC_STAGES_H
 

@@ -1,6 +1,6 @@
-/* profiles.c: the cast profiles of spec/cli.md "Names". Each row says which implementation it
- * reproduces and where that behaviour is written down; spec/formats.md holds the evidence
- * (§1.3 fp8 table, §2.2 e8m0 table, §3.2 fp4 table, §13 measured on an H200). */
+/* profiles.c: the cast profiles of docs/spec/cli.md "Names". Each row says which implementation it
+ * reproduces and where that behaviour is written down; docs/spec/formats.md holds the evidence
+ * (formats.md §1.3 fp8 table, §2.2 e8m0 table, §3.2 fp4 table, §13 measured on an H200). */
 #include <string.h>
 
 #include "profiles.h"
@@ -40,7 +40,7 @@ static const qc_cast_profile cast_profiles[] = {
         .name = "torch",
         .of = {"torch", "2.11"},
         .reproduces = "torch 2.11 eager/CUDA casts (c10 Float8_*.h, BFloat16.h, Half.h; measured on an H200, "
-                      "spec §13): e4m3fn non-saturating with NaN 0x7F|sign, e5m2 NaN 0x7F|sign and Inf on "
+                      "formats.md §13): e4m3fn non-saturating with NaN 0x7F|sign, e5m2 NaN 0x7F|sign and Inf on "
                       "overflow, bf16 NaN 0x7FC0, f16 NaN 0x7E00|sign, e8m0 linear RNE ignoring the sign "
                       "with 0 -> 0x00; fp4/fp6 (no torch cast) as torchao _f32_to_fpx_unpacked",
         .fp8 = {QC_OVERFLOW_NAN, QC_NAN_KEEP, QC_NANCODE_ONES},
@@ -56,7 +56,7 @@ static const qc_cast_profile cast_profiles[] = {
         .name = "ptx",
         .of = {"PTX cvt on sm_90", "CUDA-13.0 H200"},
         .reproduces = "the GPU's cvt instructions (PTX ISA; CUDA host emulation in cuda_fp8.hpp, cuda_fp6.hpp, "
-                      "cuda_fp4.hpp; measured on an H200, spec §13): cvt.rn.satfinite for fp8/fp6/e2m1 with "
+                      "cuda_fp4.hpp; measured on an H200, formats.md §13): cvt.rn.satfinite for fp8/fp6/e2m1 with "
                       "NaN -> 0x7F and e2m1/fp6 NaN -> +max, cvt.rp.satfinite for e8m0, cvt.rn for bf16/f16 "
                       "with NaN -> 0x7FFF; fnuz formats (no PTX cvt) saturate with NaN -> 0x80",
         .fp8 = {QC_OVERFLOW_SATFINITE, QC_NAN_CANONICAL, QC_NANCODE_ONES},
@@ -123,7 +123,7 @@ qc_cast_policy qc_cast_profile_policy(const qc_cast_profile *p, qc_format f)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Recipe profiles. Each row reproduces one real implementation's order of operations; the
- * evidence is in spec/formats.md (section cited per row) and docs/notes/recipes.md. Rows marked
+ * evidence is in docs/spec/formats.md (section cited per row) and docs/notes/recipes.md. Rows marked
  * [derived] follow the spec's reading of the source, not a measurement. */
 
 #define POW2(rule, dec) {.e8m0 = (rule), .e8m0_emax = -1, .e8m0_mbits = 3, .e8m0_decoder = (dec)}
@@ -137,7 +137,7 @@ qc_cast_policy qc_cast_profile_policy(const qc_cast_profile *p, qc_format f)
     .mx_rule = QC_MX_E8M0_OF_AMAX, .pow2_policy = POW2(QC_E8M0_FLOOR, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV
 #define TORCHAO_SRC "pytorch/ao:torchao/prototype/mx_formats/mx_tensor.py (to_mx"
 #define OCP_SRC "microsoft/microxcaling:mx/mx_ops.py (_shared_exponents, _quantize_mx), mx/elemwise_ops.py " \
-    "(round 'nearest' = ties away, saturate_normals) = OCP MX v1.0 §6.3; spec §5"
+    "(round 'nearest' = ties away, saturate_normals) = OCP MX v1.0 section 6.3; formats.md §5"
 
 /* What each row was read from (docs/spec/README.md lists the snapshots). sglang and sgl-kernel
  * files were read one by one, without a recorded commit. */
@@ -153,7 +153,7 @@ qc_cast_policy qc_cast_profile_policy(const qc_cast_profile *p, qc_format f)
 #define OF_AITER {"aiter", "@e404860"}
 
 static const qc_recipe_profile recipe_profiles[] = {
-    /* ---- tensor (spec §6.3) ---- */
+    /* ---- tensor (formats.md §6.3) ---- */
     {"sgl-kernel", QC_RECIPE_TENSOR,
      "sgl-kernel sgl_per_tensor_quant_fp8 / scaled_fp8_quant, sm90 build (-use_fast_math: `/` is "
      "div.approx.ftz, 1/s is rcp.approx.ftz): amax by fmaxf (NaN ignored), no eps, s = amax/448, "
@@ -166,7 +166,7 @@ static const qc_recipe_profile recipe_profiles[] = {
      "torch", 0, NULL, {.elem = QC_E4M3FN, .clamp = QC_CLAMP_FMINF}, OF_SGL_KERNEL},
     {"sglang-native", QC_RECIPE_TENSOR,
      "sglang HIP fallback without aiter (fp8_kernel.py _native_dynamic_per_tensor_quant_fp8 / static): "
-     "amax.clamp(1e-12) (NaN propagates), s = amax / fp8_max as torch on the GPU (t * fl32(1/c), §13), "
+     "amax.clamp(1e-12) (NaN propagates), s = amax / fp8_max as torch on the GPU (t * fl32(1/c), formats.md §13), "
      "q = clamp(x / s) -> fp8 (torch cast)",
      "torch", 0, NULL,
      {.elem = QC_E4M3FN, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-12f,
@@ -178,7 +178,7 @@ static const qc_recipe_profile recipe_profiles[] = {
      {.elem = QC_E4M3FN, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-12f,
       .scale_op = QC_SCALE_RCP_OF_MULT, .elem_op = QC_ELEM_MUL_MAX_AMAX, .clamp = QC_CLAMP_TORCH}, OF_SGLANG},
 
-    /* ---- token (spec §6.3) ---- */
+    /* ---- token (formats.md §6.3) ---- */
     {"sgl-kernel", QC_RECIPE_TOKEN,
      "sgl-kernel sgl_per_token_quant_fp8 small-batch kernel, sm90 fast-math build: fmaxf amax, "
      "s = amax/448, q = fmaxf(fminf(x*(1/s), 448), -448) -> __nv_fp8_e4m3 (satfinite); no zero guard, so "
@@ -186,7 +186,7 @@ static const qc_recipe_profile recipe_profiles[] = {
      "ptx", 0, NULL, {.elem = QC_E4M3FN, .div_mode = QC_DIV_FAST, .clamp = QC_CLAMP_FMINF}, OF_SGL_KERNEL},
     {"sgl-kernel-warp", QC_RECIPE_TOKEN,
      "the warp kernel of the same op (num_tokens >= 2*SMs*8): as sgl-kernel, but scale 0 -> "
-     "scale_inv 0, so an all-zero row gives 0x00 (spec §6.3) [derived]",
+     "scale_inv 0, so an all-zero row gives 0x00 (formats.md §6.3) [derived]",
      "ptx", 0, NULL, {.elem = QC_E4M3FN, .div_mode = QC_DIV_FAST, .zero_guard = 1, .clamp = QC_CLAMP_FMINF}, OF_SGL_KERNEL},
     {"sgl-kernel-sm100", QC_RECIPE_TOKEN, "the small-batch kernel in the precise-math sm100 build",
      "ptx", 0, NULL, {.elem = QC_E4M3FN, .clamp = QC_CLAMP_FMINF}, OF_SGL_KERNEL},
@@ -197,11 +197,11 @@ static const qc_recipe_profile recipe_profiles[] = {
      {.elem = QC_E4M3FN, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-12f,
       .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_TORCH}, OF_SGLANG},
 
-    /* ---- token_group (spec §6.2, §13, B12) ---- */
+    /* ---- token_group (formats.md §6.2, §13, B12) ---- */
     {"triton-row", QC_RECIPE_TOKEN_GROUP,
      "sglang Triton _per_token_group_quant_8bit (fp8_kernel.py): amax = max(tl.max|x|, 1e-10) (NaN "
-     "ignored, §13), s = amax / 448 and 1.0 / s as Triton emits them (div.full.f32 = a * rcp.approx(b), "
-     "measured), q = tl.clamp(x * (1/s)) (NaN -> -448, §13) -> float8e4nv (satfinite); ue8m0: "
+     "ignored, formats.md §13), s = amax / 448 and 1.0 / s as Triton emits them (div.full.f32 = a * rcp.approx(b), "
+     "measured), q = tl.clamp(x * (1/s)) (NaN -> -448, formats.md §13) -> float8e4nv (satfinite); ue8m0: "
      "exp2(ceil(log2(s)))",
      "ptx", 0, NULL,
      {.elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, .div_mode = QC_DIV_FULL,
@@ -227,7 +227,7 @@ static const qc_recipe_profile recipe_profiles[] = {
       .elem_op = QC_ELEM_MUL_MAX_AMAX}, OF_SGL_KERNEL},
     {"deepgemm-ref", QC_RECIPE_TOKEN_GROUP,
      "DeepGEMM deep_gemm/utils/math.py per_token_cast_to_fp8 (torch on the GPU): amax.clamp(1e-4) (NaN "
-     "propagates), s = amax / 448 (t * fl32(1/448), §13), q = x * (1/s) -> torch e4m3fn; ue8m0: "
+     "propagates), s = amax / 448 (t * fl32(1/448), formats.md §13), q = x * (1/s) -> torch e4m3fn; ue8m0: "
      "ceil_to_ue8m0 (exponent clamped to [1, 254])",
      "torch", 0, NULL,
      {.elem = QC_E4M3FN, .group = 128, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-4f,
@@ -241,7 +241,7 @@ static const qc_recipe_profile recipe_profiles[] = {
      {.elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_SCALE, .eps = 1e-10f, .pow2 = QC_POW2_LOG2_CEIL,
       .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_FMINF}, OF_VLLM},
 
-    /* ---- block 128x128 (spec §6.4, §8.3) ---- */
+    /* ---- block 128x128 (formats.md §6.4, §8.3) ---- */
     {"deepgemm-ref", QC_RECIPE_BLOCK,
      "DeepGEMM per_block_cast_to_fp8 (sglang copy): zero-pad to 128x128 tiles, amax.clamp(1e-4), "
      "s = amax / 448 (torch on the GPU), q = x * (1/s) -> torch e4m3fn; weight_scale_inv = s is the "
@@ -252,12 +252,12 @@ static const qc_recipe_profile recipe_profiles[] = {
       .pow2_policy = POW2(QC_E8M0_DEEPGEMM, QC_E8M0_DEC_EXP2)}, OF_DEEPGEMM},
     {"sglang-native", QC_RECIPE_BLOCK,
      "sglang's bf16 -> block-fp8 requant of convert_mxfp8_weight_to_block_fp8 (mxfp8_block_convert.py): "
-     "amax.clamp(1e-4), s = amax / 448, q = x / s (division) -> torch e4m3fn (§8.2)",
+     "amax.clamp(1e-4), s = amax / 448, q = x / s (division) -> torch e4m3fn (formats.md §8.2)",
      "torch", 0, NULL,
      {.elem = QC_E4M3FN, .block_r = 128, .block_c = 128, .amax_nan = QC_AMAX_NAN_PROPAGATE,
       .eps_at = QC_EPS_AMAX, .eps = 1e-4f, .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV}, OF_SGLANG},
 
-    /* ---- mxfp8 (spec §5) ---- */
+    /* ---- mxfp8 (formats.md §5) ---- */
     {"torchao-floor", QC_RECIPE_MXFP8, TORCHAO_SRC ", FLOOR, the default): E = floor(log2 amax) - emax, "
      "x / 2^E, torch.clamp to the element max, torch cast", "torch", 0, NULL, {MX_TORCHAO(QC_E8M0_FLOOR, QC_E4M3FN)}, OF_TORCHAO},
     {"torchao-ceil", QC_RECIPE_MXFP8, TORCHAO_SRC ", CEIL)", "torch", 0, NULL, {MX_TORCHAO(QC_E8M0_TORCHAO_CEIL, QC_E4M3FN)}, OF_TORCHAO},
@@ -276,7 +276,7 @@ static const qc_recipe_profile recipe_profiles[] = {
     {"flashinfer-fast", QC_RECIPE_MXFP8,
      "flashinfer mxfp8_quantize(backend='cuda') = TRT-LLM cvt_warp_fp16_to_mxfp8 (fast math): SF = "
      "cvt.rp.satfinite.ue8m0(vecMax * rcp.approx(448)), q = x * rcp.approx(float(SF)), fminf/fmaxf "
-     "clamp, cvt e4m3; byte 0 decodes to 2^-127, rcp.approx.ftz gives Inf -> 0*Inf -> +448 (B13, §5); "
+     "clamp, cvt e4m3; byte 0 decodes to 2^-127, rcp.approx.ftz gives Inf -> 0*Inf -> +448 (B13, formats.md §5); "
      "csrc/nv_internal/tensorrt_llm/kernels/quantization_utils.cuh",
      "ptx", 0, NULL,
      {.elem = QC_E4M3FN, .group = 32, .mx_rule = QC_MX_E8M0_OF_DESCALE, .scale_op = QC_SCALE_MUL_RCP,
@@ -305,7 +305,7 @@ static const qc_recipe_profile recipe_profiles[] = {
      {.elem = QC_E4M3FN, .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, .mx_rule = QC_MX_E8M0_OF_DESCALE,
       .pow2_policy = POW2(QC_E8M0_RCEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV}, OF_AITER},
 
-    /* ---- mxfp6 (spec §5) ---- */
+    /* ---- mxfp6 (formats.md §5) ---- */
     {"torchao-floor", QC_RECIPE_MXFP6, TORCHAO_SRC ", FLOOR) with torchao's fp6 cast", "torch", 0, NULL,
      {MX_TORCHAO(QC_E8M0_FLOOR, QC_E2M3)}, OF_TORCHAO},
     {"torchao-ceil", QC_RECIPE_MXFP6, TORCHAO_SRC ", CEIL)", "torch", 0, NULL,
@@ -316,7 +316,7 @@ static const qc_recipe_profile recipe_profiles[] = {
     {"ocp", QC_RECIPE_MXFP6, OCP_SRC, "ml_dtypes", QC_MOD_SATFINITE | QC_MOD_TIES_AWAY, NULL,
      {MX_OCP(QC_E2M3)}, OF_OCP},
 
-    /* ---- mxfp4 (spec §5, §4.2 3'') ---- */
+    /* ---- mxfp4 (formats.md §5, §4.2 3'') ---- */
     {"torchao-floor", QC_RECIPE_MXFP4, TORCHAO_SRC ", FLOOR) with torchao's _f32_to_floatx_unpacked",
      "torch", 0, NULL, {MX_TORCHAO(QC_E8M0_FLOOR, QC_E2M1)}, OF_TORCHAO},
     {"torchao-ceil", QC_RECIPE_MXFP4, TORCHAO_SRC ", CEIL)", "torch", 0, NULL,
@@ -329,7 +329,7 @@ static const qc_recipe_profile recipe_profiles[] = {
     {"flashinfer-fast", QC_RECIPE_MXFP4,
      "TRT-LLM cvt_warp_fp16_to_fp4 UE8M0 branch (flashinfer fp4_quantize sf_use_ue8m0, fast math): "
      "vecMax * rcp.approx(6), cvt.rp.satfinite.ue8m0, outputScale = vecMax != 0 ? exp2f_rcp(E) : 0 "
-     "(exp2f_rcp(0) = 1), cvt.rn.satfinite.e2m1x2 (spec §4.2 3'')",
+     "(exp2f_rcp(0) = 1), cvt.rn.satfinite.e2m1x2 (formats.md §4.2 3'')",
      "ptx", 0, NULL,
      {.elem = QC_E2M1, .group = 32, .mx_rule = QC_MX_E8M0_OF_DESCALE, .scale_op = QC_SCALE_MUL_RCP,
       .div_mode = QC_DIV_FAST, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_MUL,
@@ -353,7 +353,7 @@ static const qc_recipe_profile recipe_profiles[] = {
       .pow2_policy = POW2(QC_E8M0_LOG2_CEIL, QC_E8M0_DEC_EXP2), .mx_op = QC_MX_DIV,
       .dequant_e8m0 = QC_E8M0_DEC_EXP2}, OF_SGLANG},
 
-    /* ---- nvfp4 (spec §4) ---- */
+    /* ---- nvfp4 (formats.md §4) ---- */
     {"flashinfer-fast", QC_RECIPE_NVFP4,
      "flashinfer fp4_quantize / nvfp4_quantize = TRT-LLM cvt_warp_fp16_to_fp4 default path: SFValue = "
      "gs * (vecMax * rcp.approx(6)), e4m3 satfinite, outputScale = vecMax != 0 ? rcp.approx(SFdec * "
@@ -361,7 +361,7 @@ static const qc_recipe_profile recipe_profiles[] = {
      "ptx", 0, "ptx", {.elem = QC_E2M1, .group = 16}, OF_FLASHINFER},
     {"sgl-kernel", QC_RECIPE_NVFP4,
      "sgl-kernel / vLLM scaled_fp4_quant copy of cvt_warp_fp16_to_fp4: as flashinfer-fast, but the zero "
-     "test is SFValue != 0 on the decoded scale, so e4m3-underflow blocks write zeros (spec §4.2)",
+     "test is SFValue != 0 on the decoded scale, so e4m3-underflow blocks write zeros (formats.md §4.2)",
      "ptx", 0, "ptx", {.elem = QC_E2M1, .group = 16, .nv_zero = QC_ZERO_SFVALUE}, OF_SGL_KERNEL},
     {"flashinfer-te", QC_RECIPE_NVFP4,
      "TRT-LLM DISABLE_FP4_QUANT_FAST_MATH ('Match TE') / flashinfer ref_fp4_quant_te: SFValue = vecMax * "
@@ -405,7 +405,7 @@ static float format_max(qc_format f)
     return qcref_minifloat_decode(qcref_minifloat(f), qcref_max_magnitude(qcref_minifloat(f)));
 }
 
-/* emax_elem: the exponent of the largest power of two <= max normal (spec §2.2). */
+/* emax_elem: the exponent of the largest power of two <= max normal (formats.md §2.2). */
 static int format_emax(qc_format f) { return (int)((qc_f32_bits(format_max(f)) >> 23) & 0xFF) - 127; }
 
 static qc_cast_policy modded(qc_cast_policy c, unsigned mods)

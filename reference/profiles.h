@@ -1,6 +1,6 @@
 /* profiles.h: named bundles of policies, each reproducing one real implementation bit for bit.
- * The table lives in profiles.c with the source each row reproduces (STYLE.md: "keep profile
- * definitions in one table with their sources"). */
+ * The table lives in profiles.c with the source each row reproduces (docs/STYLE.md: profile
+ * definitions stay in one table with their sources). */
 #ifndef QCREF_PROFILES_H
 #define QCREF_PROFILES_H
 
@@ -52,7 +52,7 @@ const qc_cast_profile *qc_cast_profile_for(const char *library, const char *vers
 /* The policy a profile applies to one format. */
 qc_cast_policy qc_cast_profile_policy(const qc_cast_profile *p, qc_format f);
 
-/* Recipe profiles (spec/cli.md "Recipe profiles"): one row per (name, recipe), so one name
+/* Recipe profiles (docs/spec/cli.md "Recipe profiles"): one row per (name, recipe), so one name
  * (sgl-kernel, torchao-floor, ...) can define several recipes; a recipe accepts the names that
  * have a row for it. The row's element cast is a cast profile of the table above plus changes. */
 enum {

@@ -1,4 +1,4 @@
-# CLI contract (spec/cli.md): error handling, --help/--version, e2m1 packing, empty inputs
+# CLI contract (docs/spec/cli.md): error handling, --help/--version, e2m1 packing, empty inputs
 # (tests/test_cli.py, standard library only). Without a Python 3 interpreter the test is still
 # registered and reports SKIPPED with the reason.
 

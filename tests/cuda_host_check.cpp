@@ -5,7 +5,7 @@
  * Claim checked: profile `ptx` reproduces cvt.rn.satfinite (fp8, fp6, e2m1), cvt.rp/rz.satfinite
  * (e8m0) and cvt.rn (bf16, f16) bit for bit, and the decode tables equal CUDA's to-half/to-bf16
  * conversions. Expected values are always CUDA's; qcref is only ever the value under test.
- * Spec: shared/spec/formats.md §1.3 (fp8), §2.2-§2.3 (e8m0), §3.2 (fp4), §13 (H200 measurements).
+ * Spec: docs/spec/formats.md §1.3 (fp8), §2.2-§2.3 (e8m0), §3.2 (fp4), §13 (H200 measurements).
  *
  *   cuda_host_check            quick: all 2^16 bf16 patterns, 10^6 seeded random fp32 patterns,
  *                              special values (zeros, Inf, NaN payloads, subnormals, every format's
@@ -79,7 +79,7 @@ uint32_t cuda_f16(float x)
 
 float cuda_half_to_float(__half_raw h) { return __half2float(__half(h)); }
 
-/* Whether a code of format f is a NaN code: written from the format definitions (spec §1.1, §2.1),
+/* Whether a code of format f is a NaN code: written from the format definitions (formats.md §1.1, §2.1),
  * not from qcref, so that it can classify a disagreement between the two. */
 bool is_nan_code(qc_format f, uint32_t c)
 {
@@ -161,7 +161,7 @@ std::vector<Conversion> make_conversions()
         std::exit(1);
     }
     auto prof = [ptx](qc_format f) { return qc_cast_profile_policy(ptx, f); };
-    /* __NV_NOSAT (spec §13: ml_dtypes except that every NaN becomes 0x7F): overflow to the NaN code
+    /* __NV_NOSAT (formats.md §13: ml_dtypes except that every NaN becomes 0x7F): overflow to the NaN code
      * (e4m3fn) or Inf (e5m2), NaN canonical positive with all mantissa bits set (e5m2 0x7F; CUDA's
      * __nv_cvt_double_to_fp8 gives 0x7E | mantissa of the canonical NaN 0x7FFFFFFF = 0x7F). */
     qc_cast_policy nosat = qcref_default_policy();

@@ -1,5 +1,5 @@
 # The element-format reference against a slow second implementation written from
-# shared/spec/formats.md (tests/slow_formats.c). formats_quick: every format x every policy
+# docs/spec/formats.md (tests/slow_formats.c). formats_quick: every format x every policy
 # combination over bf16 patterns, format values/midpoints, specials and seeded random fp32
 # (well under a minute on 2 cores); formats_full: all 2^32 fp32 patterns into the 8-bit
 # formats and e8m0 (minutes; label full).

@@ -1,4 +1,4 @@
-# Layout maps (reference/layouts, spec/layouts.md): golden vectors, bijection, inverse, padding rules,
+# Layout maps (reference/layouts, docs/spec/layouts.md): golden vectors, bijection, inverse, padding rules,
 # batch strides, one-hot probes and a second formulation per map (tests/test_layouts.c), plus the
 # `qcheck layout` command line (tests/test_layout_cli.sh).
 add_executable(test_layouts test_layouts.c layout_ref.c)

@@ -7,7 +7,7 @@
  *      cvt.rn.satfinite.e4m3x2.f32 / e5m2x2.f32 (SASS F2FP), __float2bfloat16_rn / __float2half_rn
  *      are cvt.rn.bf16.f32 / cvt.rn.f16.f32; e8m0, e2m1, e2m3 and e3m2 have no cvt before sm_100,
  *      so there CUDA's device code is its software path (e8m0 rounds through cvt.rp.bf16.f32).
- * Expected values in 2 are CUDA's; in 1 the host reference. Spec: shared/spec/formats.md §13.
+ * Expected values in 2 are CUDA's; in 1 the host reference. Spec: docs/spec/formats.md §13.
  *
  *   qc_device_check [--sample-shift N] [--formats a,b,..] [--chunk-log2 N] [--threads N] [--device N]
  *     --sample-shift N  host-compare 2^-N of the inputs (hash-chosen) plus every bf16 pattern
@@ -76,7 +76,7 @@ __device__ uint32_t cuda_encode(int kind, float x)
     }
 }
 
-/* NaN codes from the format definitions (spec §1.1, §2.1), to tell NaN-code-only differences apart. */
+/* NaN codes from the format definitions (formats.md §1.1, §2.1), to tell NaN-code-only differences apart. */
 __host__ __device__ bool is_nan_code(int f, uint32_t c)
 {
     switch (f) {

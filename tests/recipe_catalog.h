@@ -1,5 +1,5 @@
 /* recipe_catalog.h: named semantic cases of the recipes with their expected bytes, each worked out
- * by hand from shared/spec/formats.md (the derivation is the `why`), never produced by the code under
+ * by hand from docs/spec/formats.md (the derivation is the `why`), never produced by the code under
  * test. Inputs list the leading elements of one block/group; the rest of it is +0. Expected payload:
  * the listed leading codes, every other code equals `rest`. Scale: fp32 bits (tensor, token,
  * token_group, block) or the e8m0/e4m3 byte (mx, nvfp4). */
@@ -60,7 +60,7 @@ static const recipe_case recipe_catalog[] = {
     {"mxfp8_satfinite_ocp", "mxfp8", "ocp", 0, 1, 32, 2, {0x43F00000u, 0xC3F00000u}, 2, {0x7E, 0xFE}, 0x00, 0x7F,
      "OCP floor: floor(log2 480) - 8 = 0 -> scale 1; 480 saturates to 448 (saturate_normals) -> 0x7E/0xFE"},
     {"mxfp8_flashinfer_cuda_zero_block", "mxfp8", "flashinfer-fast", 0, 1, 32, 1, {0}, 1, {0x7E}, 0x7E, 0x00,
-     "B13/§5: SF byte 0 decodes to 2^-127, rcp.approx.ftz flushes it -> Inf; 0 * Inf = NaN; fminf(NaN, 448) = 448 -> 0x7E"},
+     "B13, formats.md §5: SF byte 0 decodes to 2^-127, rcp.approx.ftz flushes it -> Inf; 0 * Inf = NaN; fminf(NaN, 448) = 448 -> 0x7E"},
     {"mxfp8_cutedsl_zero_block", "mxfp8", "flashinfer-cutedsl", 0, 1, 32, 1, {0}, 1, {0x00}, 0x00, 0x00,
      "B27: cute-dsl E = 0 -> inv scale 0 -> data 0"},
 
@@ -68,7 +68,7 @@ static const recipe_case recipe_catalog[] = {
     {"fp4_midpoints_rne", "mxfp4", "torchao-floor", 0, 1, 32, 9,
      {0x40C00000u, 0x3E800000u, 0x3F400000u, 0x3FA00000u, 0x3FE00000u, 0x40200000u, 0x40600000u, 0x40A00000u, 0xBF400000u},
      9, {0x7, 0x0, 0x2, 0x2, 0x4, 0x4, 0x6, 0x6, 0xA}, 0x0, 0x7F,
-     "FLOOR: floor(log2 6) - 2 = 0 -> scale 1; RNE: .25->0 .75->1 1.25->1 1.75->2 2.5->2 3.5->4 5->4 (§3.2)"},
+     "FLOOR: floor(log2 6) - 2 = 0 -> scale 1; RNE: .25->0 .75->1 1.25->1 1.75->2 2.5->2 3.5->4 5->4 (formats.md §3.2)"},
     {"fp4_midpoints_ties_zero", "mxfp4", "modelopt", 0, 1, 32, 9,
      {0x40C00000u, 0x3E800000u, 0x3F400000u, 0x3FA00000u, 0x3FE00000u, 0x40200000u, 0x40600000u, 0x40A00000u, 0xBF400000u},
      9, {0x7, 0x0, 0x1, 0x2, 0x3, 0x4, 0x5, 0x6, 0x9}, 0x8, 0x7F,

@@ -1,8 +1,8 @@
 /* slow_formats.c: the slow second implementation of the element formats (see slow_formats.h).
  *
- * Everything here follows a definition of shared/spec/formats.md and is meant to be checked by
+ * Everything here follows a definition of docs/spec/formats.md and is meant to be checked by
  * reading, not to be fast: values come from the value formula in double, encoding is a search
- * for the nearest value, and each e8m0 rule is written the way §2.2 states it. Nothing is taken
+ * for the nearest value, and each e8m0 rule is written the way formats.md §2.2 states it. Nothing is taken
  * from reference/ except the names of the types that carry a policy. */
 #include "slow_formats.h"
 
@@ -28,7 +28,7 @@ typedef struct slow_fmt {
     qc_format id;
     const char *name;
     int bits, ebits, mbits, bias;
-    slow_kind kind; /* which codes are not numbers (spec §1.1 table, §3.1) */
+    slow_kind kind; /* which codes are not numbers (formats.md §1.1 table, §3.1) */
     /* Filled by slow_formats_init: the finite non-negative values in increasing order. */
     int n;
     double *value;
@@ -40,7 +40,7 @@ typedef struct slow_fmt {
     uint32_t beyond_lsb;
 } slow_fmt;
 
-/* bits, ebits, mbits, bias from spec §1.1 (fp8) and §3.1 (fp4, fp6); bf16 and f16 are the
+/* bits, ebits, mbits, bias from formats.md §1.1 (fp8) and §3.1 (fp4, fp6); bf16 and f16 are the
  * IEEE-style 16-bit formats (8/7 bias 127, 5/10 bias 15). */
 static slow_fmt fmts[] = {
     {QC_E4M3FN, "e4m3fn", 8, 4, 3, 7, SLOW_KIND_FN, 0, NULL, NULL, 0, 0},
@@ -107,7 +107,7 @@ static int is_inf_code(const slow_fmt *F, uint32_t code)
     return F->kind == SLOW_KIND_IEEE && E == (1u << F->ebits) - 1 && M == 0;
 }
 
-/* Spec §1.1: normal (-1)^S 2^(E-bias) (1 + M/2^m); subnormal (E = 0) (-1)^S 2^(1-bias) M/2^m.
+/* formats.md §1.1: normal (-1)^S 2^(E-bias) (1 + M/2^m); subnormal (E = 0) (-1)^S 2^(1-bias) M/2^m.
  * Every product here is exact in double (at most 11 significant bits, exponents within
  * [-133, 128]). */
 static double decode(const slow_fmt *F, uint32_t code)
@@ -207,7 +207,7 @@ static int floor_index(const slow_fmt *F, double a)
     return lo;
 }
 
-/* Nearest value to a, spec §1.2 (RNE into the target grid) and §3.2 (ties).
+/* Nearest value to a, formats.md §1.2 (RNE into the target grid) and §3.2 (ties).
  *
  * Exactness: a is an fp32 value, exact in double. Two neighbours lo < hi of the grid (including
  * the continuation "beyond" above the largest finite value) are k*s and (k+1)*s with s a power
@@ -286,7 +286,7 @@ uint32_t slow_minifloat_finish(qc_format f, uint32_t xbits, slow_rounded r, cons
 
     if (absbits > 0x7F800000u) { /* NaN */
         switch (F->kind) {
-        case SLOW_KIND_NONE: /* spec §3.2 table, §11 e2m1 NaN row */
+        case SLOW_KIND_NONE: /* formats.md §3.2 table, §11 e2m1 NaN row */
             switch (p->nonan) {
             case QC_NONAN_POSMAX:   return maxcode;                 /* PTX: +MAXNORM */
             case QC_NONAN_MLDTYPES: return neg ? 0 : signbit;       /* quiet_NaN() = -0 code, negated for -NaN */
@@ -326,7 +326,7 @@ uint32_t slow_minifloat_finish(qc_format f, uint32_t xbits, slow_rounded r, cons
 
     if (r.code == 0) { /* the result is a zero: whose sign? */
         if (F->kind == SLOW_KIND_FNUZ)
-            return 0; /* no -0: -0 and negative underflow give +0 (spec §1.3, §10 B4) */
+            return 0; /* no -0: -0 and negative underflow give +0 (formats.md §1.3, §10 B4) */
         if (p->zero_sign == QC_ZERO_DROP)
             return 0;
         if (p->zero_sign == QC_ZERO_MODELOPT && absbits == 0)
@@ -346,7 +346,7 @@ uint32_t slow_minifloat_encode(qc_format f, float x, const qc_cast_policy *p)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* e8m0: value 2^(E-127) for E = 0..254, 0xFF NaN (spec §2.1).                               */
+/* e8m0: value 2^(E-127) for E = 0..254, 0xFF NaN (formats.md §2.1).                               */
 
 /* floor(log2 a) and ceil(log2 a) for finite a > 0, exact through frexp: a = fr 2^ex with
  * fr in [0.5, 1), so floor(log2 a) = ex - 1, and a is a power of two iff fr = 0.5. */
@@ -370,7 +370,7 @@ static int floor_log2(double a) { return log2_of(a).floor; }
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* Linear round to nearest of a > 0 finite onto the powers of two (torch fp8e8m0fnu_from_fp32_value,
- * ml_dtypes ConvertImpl; spec §2.2 first row): in [2^k, 2^(k+1)) the midpoint is 1.5 2^k and
+ * ml_dtypes ConvertImpl; formats.md §2.2 first row): in [2^k, 2^(k+1)) the midpoint is 1.5 2^k and
  * the tie goes up. Below 2^-126 the grid is {0 (byte 0), 2^-126 (byte 1)}: byte 1 iff a > 2^-127,
  * i.e. fp32 mantissa > 0x400000. A result past 2^127 is NaN. */
 static int linear_rne(double a)
@@ -464,7 +464,7 @@ uint8_t slow_e8m0_encode(float x, const qc_cast_policy *p)
 
     case QC_E8M0_EVEN: {
         /* torchao EVEN: the exponent goes up by one iff amax >= (2 - 2^-(mbits+1)) 2^k
-         * (spec §2.2 [derived]); for fp32 subnormals the same carry out of the mantissa field
+         * (formats.md §2.2 [derived]); for fp32 subnormals the same carry out of the mantissa field
          * happens iff amax >= (1 - 2^-(mbits+1)) 2^-126. Then as FLOOR. */
         if (nan)
             return 0xFF;
@@ -488,7 +488,7 @@ uint8_t slow_e8m0_encode(float x, const qc_cast_policy *p)
     case QC_E8M0_LOG2_CEIL: {
         /* exp2(ceil(log2|x|)) as an fp32 power of two, then its e8m0 byte: 2^c for c in
          * [-127, 127] is byte c + 127; c < -127 gives an fp32 below 2^-127 (byte 0); c > 127
-         * overflows exp2 to +Inf, whose byte is 0xFF (§2.1: 0xFF is NaN; every §2.2 reader of
+         * overflows exp2 to +Inf, whose byte is 0xFF (formats.md §2.1: 0xFF is NaN; every §2.2 reader of
          * an Inf scale yields 0xFF). Here ceil(log2) is exact; the fp32 log2f of the real
          * code differs just above powers of two (B11), which the test counts apart. */
         if (nan)
@@ -510,7 +510,7 @@ uint8_t slow_e8m0_encode(float x, const qc_cast_policy *p)
     }
 }
 
-/* Spec §2.3. */
+/* formats.md §2.3. */
 double slow_e8m0_decode(uint8_t code, qc_e8m0_decoder d)
 {
     int E = code;

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""CLI contract tests for qcheck (spec/cli.md): error handling, --help/--version, e2m1 packing and
+"""CLI contract tests for qcheck (docs/spec/cli.md): error handling, --help/--version, e2m1 packing and
 empty inputs.
 
   python3 tests/test_cli.py --qcheck build/harness/qcheck
 
 Every bad invocation must exit 2 and name the offending value or file on stderr. Expected bytes of
-the positive checks are worked out by hand from the e2m1 table (spec/formats.md §3.1), never by
+the positive checks are worked out by hand from the e2m1 table (docs/spec/formats.md §3.1), never by
 running qcheck. Exit 0 when every check passes, 1 otherwise. Needs only the Python standard library.
 """
 import argparse
@@ -86,7 +86,7 @@ def f32le(*values):
     return struct.pack("<%df" % len(values), *values)
 
 
-# e2m1 (spec/formats.md §3.1): S EE M, codes 0..7 = 0, 0.5, 1, 1.5, 2, 3, 4, 6; 8..15 the negatives.
+# e2m1 (docs/spec/formats.md §3.1): S EE M, codes 0..7 = 0, 0.5, 1, 1.5, 2, 3, 4, 6; 8..15 the negatives.
 # Input values and their codes, worked out by hand from that table:
 #   1.0 -> 0x2, -0.5 -> 0x9, 6.0 -> 0x7, 0.0 -> 0x0, -3.0 -> 0xD, 2.0 -> 0x4, 1.5 -> 0x3, -6.0 -> 0xF
 PACK_VALUES = (1.0, -0.5, 6.0, 0.0, -3.0, 2.0, 1.5, -6.0)

@@ -449,7 +449,7 @@ static void test_nvfp4_given_gscale(void)
     }
 }
 
-/* block (128 x 128 tiles, spec §6.4): every block profile row, ue8m0 off and on, three element
+/* block (128 x 128 tiles, docs/spec/formats.md §6.4): every block profile row, ue8m0 off and on, three element
  * formats, shapes with 0 rows or columns and rows/cols that are not multiples of the tile (the
  * zero padding), on inputs whose tiles include an all-zero tile, a tile holding a NaN (the first
  * NaN's payload is the scale's under the torch amax), a tile with +-Inf, a tile of fp32

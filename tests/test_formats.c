@@ -1,5 +1,5 @@
 /* test_formats.c: the element-format reference (libqcref) against the slow second
- * implementation of tests/slow_formats.c, which is written from shared/spec/formats.md alone.
+ * implementation of tests/slow_formats.c, which is written from docs/spec/formats.md alone.
  *
  *   test_formats [--seed N] [--random N] [--threads N]   quick mode (ctest formats_quick)
  *   test_formats --full [--threads N]                      every fp32 pattern (ctest formats_full)
@@ -7,8 +7,8 @@
  *   format / e8m0 rule) instead of stopping at the first; --chunks N limits the full mode to the
  *   first N of its 256 chunks of 2^24 patterns (timing).
  *
- * Both modes first check the slow oracle itself against the vectors the spec states (§1.1,
- * §3.1, §3.2, §10, §11), then:
+ * Both modes first check the slow oracle itself against the vectors the spec states (formats.md §1.1,
+ * formats.md §3.1, §3.2, §10, §11), then:
  *   (a) every code of every format decodes (qcref_decode) to the slow decode, bit for bit;
  *   (b) encode(decode(c)) == c for every finite code under every profile and every policy
  *       combination where that must hold;
@@ -22,7 +22,7 @@
  *       overflow policies) and to e8m0 under every rule.
  * A mismatch prints format, policy, input, expected and got, a REPRO line, and exits 1.
  * QC_E8M0_LOG2_CEIL is the one rule where a difference is expected: fp32 log2f rounds inputs
- * just above a power of two to the integer (spec §10 B11); those are counted, not failed. */
+ * just above a power of two to the integer (formats.md §10 B11); those are counted, not failed. */
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -74,7 +74,7 @@ static qc_cast_policy minifloat_policy(int idx)
     return p;
 }
 
-/* e8m0 rules with the emax / mbits values of the element formats (spec §2.2: emax_elem of
+/* e8m0 rules with the emax / mbits values of the element formats (formats.md §2.2: emax_elem of
  * e2m1/e2m3 2, e3m2 4, e4m3fnuz 7, e4m3 8, e5m2 15; mbits 1, 2, 3), and 0 for a plain cast. */
 static const int e8m0_emaxes[] = {0, 2, 4, 7, 8, 15};
 static const int e8m0_mbitses[] = {1, 2, 3};
@@ -220,7 +220,7 @@ typedef struct format_fact {
     uint32_t max_code;
 } format_fact;
 
-/* Spec §1.1 table, §3.1; bf16/f16 max from their definitions (0x7F7F, 0x7BFF). */
+/* formats.md §1.1 table, §3.1; bf16/f16 max from their definitions (0x7F7F, 0x7BFF). */
 static const format_fact facts[] = {
     {QC_E4M3FN, 448.0, 0x1p-6, 0x1p-9, 0x7E},
     {QC_E4M3FNUZ, 240.0, 0x1p-7, 0x1p-10, 0x7F},
@@ -255,52 +255,84 @@ typedef struct vec {
 } vec;
 
 static const vec spec_vectors[] = {
-    /* §11 E4M3FN, NAN_ON_OVERFLOW | SATFINITE */
-    {QC_E4M3FN, T_NAN, 0x00000000, 0x00, "§11"}, {QC_E4M3FN, T_SAT, 0x00000000, 0x00, "§11"},
-    {QC_E4M3FN, T_NAN, 0x80000000, 0x80, "§11"}, {QC_E4M3FN, T_SAT, 0x80000000, 0x80, "§11"},
-    {QC_E4M3FN, T_NAN, 0x3A800000, 0x00, "§11 2^-10 tie"}, {QC_E4M3FN, T_NAN, 0x3A800001, 0x01, "§11"},
-    {QC_E4M3FN, T_NAN, 0x3B000000, 0x01, "§11"}, {QC_E4M3FN, T_NAN, 0x3C600000, 0x07, "§11"},
-    {QC_E4M3FN, T_NAN, 0x3C800000, 0x08, "§11"}, {QC_E4M3FN, T_NAN, 0x3F800000, 0x38, "§11"},
-    {QC_E4M3FN, T_NAN, 0x43E00000, 0x7E, "§11 448"}, {QC_E4M3FN, T_NAN, 0x43E80000, 0x7E, "§11 464"},
-    {QC_E4M3FN, T_SAT, 0x43E80000, 0x7E, "§11 464"}, {QC_E4M3FN, T_NAN, 0x43E80001, 0x7F, "§11"},
-    {QC_E4M3FN, T_SAT, 0x43E80001, 0x7E, "§11"}, {QC_E4M3FN, T_NAN, 0x43F00000, 0x7F, "§11 480"},
-    {QC_E4M3FN, T_SAT, 0x43F00000, 0x7E, "§11 480"}, {QC_E4M3FN, T_NAN, 0x7F800000, 0x7F, "§11 +Inf"},
-    {QC_E4M3FN, T_SAT, 0x7F800000, 0x7E, "§11 +Inf"}, {QC_E4M3FN, T_NAN, 0xFF800000, 0xFF, "§11 -Inf"},
-    {QC_E4M3FN, T_SAT, 0xFF800000, 0xFE, "§11 -Inf"}, {QC_E4M3FN, T_NAN, 0x7FC00000, 0x7F, "§11 +NaN"},
-    {QC_E4M3FN, T_SAT, 0x7FC00000, 0x7F, "§11 +NaN"}, {QC_E4M3FN, T_NAN, 0xFFC00000, 0xFF, "§11 -NaN torch"},
-    {QC_E4M3FN, T_SAT, 0xFFC00000, 0x7F, "§11 -NaN PTX"}, {QC_E4M3FN, T_NAN, 0xC47A0000, 0xFF, "§10 B1 -1000"},
-    {QC_E4M3FN, T_SAT, 0xC47A0000, 0xFE, "§10 B1 -1000"}, {QC_E4M3FN, T_NAN, 0x43E88000, 0x7F, "§10 B1 465"},
-    /* §11 E4M3FNUZ, §10 B4-B6 */
-    {QC_E4M3FNUZ, T_NAN, 0x80000000, 0x00, "§11 -0"}, {QC_E4M3FNUZ, T_NAN, 0xBA000000, 0x00, "§11 -2^-11"},
-    {QC_E4M3FNUZ, T_NAN, 0xB3D6BF95, 0x00, "§10 B4 -1e-7"}, {QC_E4M3FNUZ, T_NAN, 0x3A800000, 0x01, "§11"},
-    {QC_E4M3FNUZ, T_NAN, 0x43700000, 0x7F, "§11 240"}, {QC_E4M3FNUZ, T_NAN, 0x4377FD71, 0x7F, "§11 247.99"},
-    {QC_E4M3FNUZ, T_NAN, 0x43780000, 0x80, "§11 248"}, {QC_E4M3FNUZ, T_NAN, 0x437A0000, 0x80, "§10 B6 250"},
-    {QC_E4M3FNUZ, T_NAN, 0x437FE666, 0x80, "§10 B6 255.9"}, {QC_E4M3FNUZ, T_NAN, 0x43800000, 0x80, "§11 256"},
-    {QC_E4M3FNUZ, T_NAN, 0x7FC00000, 0x80, "§11 NaN"}, {QC_E4M3FNUZ, T_NAN, 0x7F800000, 0x80, "§10 B5 +Inf"},
-    {QC_E4M3FNUZ, T_NAN, 0xFF800000, 0x80, "§10 B5 -Inf"},
-    /* §11 E5M2 */
-    {QC_E5M2, T_NAN, 0x47600000, 0x7B, "§11 57344"}, {QC_E5M2, T_NAN, 0x476FFFFF, 0x7B, "§11 61439.99"},
-    {QC_E5M2, T_NAN, 0x47700000, 0x7C, "§11 61440"}, {QC_E5M2, T_SAT, 0x47700000, 0x7B, "§11 61440 sat"},
-    {QC_E5M2, T_NAN, 0x37800000, 0x01, "§11 2^-16"}, {QC_E5M2, T_NAN, 0x7FC00000, 0x7F, "§11 NaN torch"},
-    {QC_E5M2, T_QUIET, 0x7FC00000, 0x7E, "§11 NaN ml_dtypes"}, {QC_E5M2, T_SAT, 0x7FC00000, 0x7F, "§11 NaN PTX"},
-    {QC_E5M2, T_NAN, 0xFFC00000, 0xFF, "§1.3 -NaN torch"}, {QC_E5M2, T_SAT, 0xFF800000, 0xFB, "§13 satfinite"},
-    /* §11 / §3.2 E2M1 */
-    {QC_E2M1, T_NAN, 0x3E800000, 0x0, "§11 0.25"}, {QC_E2M1, T_NAN, 0xBE800000, 0x8, "§11 -0.25"},
-    {QC_E2M1, T_NAN, 0x3E800001, 0x1, "§11 0.2500001"}, {QC_E2M1, T_NAN, 0x3F400000, 0x2, "§11 0.75"},
-    {QC_E2M1, T_NAN, 0x3FA00000, 0x2, "§11 1.25"}, {QC_E2M1, T_NAN, 0x3FE00000, 0x4, "§11 1.75"},
-    {QC_E2M1, T_NAN, 0x40200000, 0x4, "§11 2.5"}, {QC_E2M1, T_NAN, 0x40600000, 0x6, "§11 3.5"},
-    {QC_E2M1, T_NAN, 0x40A00000, 0x6, "§11 5.0"}, {QC_E2M1, T_NAN, 0x40A00001, 0x7, "§11 5.0000005"},
-    {QC_E2M1, T_NAN, 0x40E00000, 0x7, "§11 7"}, {QC_E2M1, T_NAN, 0x7F800000, 0x7, "§11 Inf"},
-    {QC_E2M1, T_NAN, 0x7FC00000, 0x7, "§11 NaN PTX"}, {QC_E2M1, T_TORCHAO, 0x7FC00000, 0x3, "§11 NaN torchao"},
-    {QC_E2M1, T_TORCHAO, 0xFFC00000, 0xB, "§3.2 -NaN torchao"},
-    {QC_E2M1, T_MLD, 0x7FC00000, 0x8, "§11 NaN ml_dtypes"}, {QC_E2M1, T_MLD, 0xFFC00000, 0x0, "§3.2 -NaN ml_dtypes"},
-    {QC_E2M1, T_NZERO, 0x7FC00000, 0x0, "§11 NaN DeepGEMM"}, {QC_E2M1, T_NAN, 0xBDCCCCCD, 0x8, "§11 -0.1 PTX"},
-    {QC_E2M1, T_DROP, 0xBDCCCCCD, 0x0, "§11 -0.1 DeepGEMM"}, {QC_E2M1, T_MODELOPT, 0x00000000, 0x8, "§11 +0 modelopt"},
-    {QC_E2M1, T_MODELOPT, 0x3DCCCCCD, 0x0, "§3.2 +0.1 modelopt"},
-    {QC_E2M1, T_TZERO, 0x3F400000, 0x1, "§3.2 0.75 toward zero"}, {QC_E2M1, T_TZERO, 0x3FE00000, 0x3, "§3.2 1.75"},
-    {QC_E2M1, T_TZERO, 0x40600000, 0x5, "§3.2 3.5"}, {QC_E2M1, T_TZERO, 0x40A00000, 0x6, "§3.2 5.0"},
-    {QC_E2M1, T_TAWAY, 0x3E800000, 0x1, "§3.2 0.25 away"}, {QC_E2M1, T_TAWAY, 0x3FA00000, 0x3, "§3.2 1.25 away"},
-    {QC_E2M1, T_TAWAY, 0x40A00000, 0x7, "§3.2 5.0 away"},
+    /* formats.md §11 E4M3FN, NAN_ON_OVERFLOW | SATFINITE */
+    {QC_E4M3FN, T_NAN, 0x00000000, 0x00, "formats.md §11"}, {QC_E4M3FN, T_SAT, 0x00000000, 0x00, "formats.md §11"},
+    {QC_E4M3FN, T_NAN, 0x80000000, 0x80, "formats.md §11"}, {QC_E4M3FN, T_SAT, 0x80000000, 0x80, "formats.md §11"},
+    {QC_E4M3FN, T_NAN, 0x3A800000, 0x00, "formats.md §11 2^-10 tie"},
+    {QC_E4M3FN, T_NAN, 0x3A800001, 0x01, "formats.md §11"},
+    {QC_E4M3FN, T_NAN, 0x3B000000, 0x01, "formats.md §11"}, {QC_E4M3FN, T_NAN, 0x3C600000, 0x07, "formats.md §11"},
+    {QC_E4M3FN, T_NAN, 0x3C800000, 0x08, "formats.md §11"}, {QC_E4M3FN, T_NAN, 0x3F800000, 0x38, "formats.md §11"},
+    {QC_E4M3FN, T_NAN, 0x43E00000, 0x7E, "formats.md §11 448"},
+    {QC_E4M3FN, T_NAN, 0x43E80000, 0x7E, "formats.md §11 464"},
+    {QC_E4M3FN, T_SAT, 0x43E80000, 0x7E, "formats.md §11 464"},
+    {QC_E4M3FN, T_NAN, 0x43E80001, 0x7F, "formats.md §11"},
+    {QC_E4M3FN, T_SAT, 0x43E80001, 0x7E, "formats.md §11"},
+    {QC_E4M3FN, T_NAN, 0x43F00000, 0x7F, "formats.md §11 480"},
+    {QC_E4M3FN, T_SAT, 0x43F00000, 0x7E, "formats.md §11 480"},
+    {QC_E4M3FN, T_NAN, 0x7F800000, 0x7F, "formats.md §11 +Inf"},
+    {QC_E4M3FN, T_SAT, 0x7F800000, 0x7E, "formats.md §11 +Inf"},
+    {QC_E4M3FN, T_NAN, 0xFF800000, 0xFF, "formats.md §11 -Inf"},
+    {QC_E4M3FN, T_SAT, 0xFF800000, 0xFE, "formats.md §11 -Inf"},
+    {QC_E4M3FN, T_NAN, 0x7FC00000, 0x7F, "formats.md §11 +NaN"},
+    {QC_E4M3FN, T_SAT, 0x7FC00000, 0x7F, "formats.md §11 +NaN"},
+    {QC_E4M3FN, T_NAN, 0xFFC00000, 0xFF, "formats.md §11 -NaN torch"},
+    {QC_E4M3FN, T_SAT, 0xFFC00000, 0x7F, "formats.md §11 -NaN PTX"},
+    {QC_E4M3FN, T_NAN, 0xC47A0000, 0xFF, "formats.md §10 B1 -1000"},
+    {QC_E4M3FN, T_SAT, 0xC47A0000, 0xFE, "formats.md §10 B1 -1000"},
+    {QC_E4M3FN, T_NAN, 0x43E88000, 0x7F, "formats.md §10 B1 465"},
+    /* formats.md §11 E4M3FNUZ, §10 B4-B6 */
+    {QC_E4M3FNUZ, T_NAN, 0x80000000, 0x00, "formats.md §11 -0"},
+    {QC_E4M3FNUZ, T_NAN, 0xBA000000, 0x00, "formats.md §11 -2^-11"},
+    {QC_E4M3FNUZ, T_NAN, 0xB3D6BF95, 0x00, "formats.md §10 B4 -1e-7"},
+    {QC_E4M3FNUZ, T_NAN, 0x3A800000, 0x01, "formats.md §11"},
+    {QC_E4M3FNUZ, T_NAN, 0x43700000, 0x7F, "formats.md §11 240"},
+    {QC_E4M3FNUZ, T_NAN, 0x4377FD71, 0x7F, "formats.md §11 247.99"},
+    {QC_E4M3FNUZ, T_NAN, 0x43780000, 0x80, "formats.md §11 248"},
+    {QC_E4M3FNUZ, T_NAN, 0x437A0000, 0x80, "formats.md §10 B6 250"},
+    {QC_E4M3FNUZ, T_NAN, 0x437FE666, 0x80, "formats.md §10 B6 255.9"},
+    {QC_E4M3FNUZ, T_NAN, 0x43800000, 0x80, "formats.md §11 256"},
+    {QC_E4M3FNUZ, T_NAN, 0x7FC00000, 0x80, "formats.md §11 NaN"},
+    {QC_E4M3FNUZ, T_NAN, 0x7F800000, 0x80, "formats.md §10 B5 +Inf"},
+    {QC_E4M3FNUZ, T_NAN, 0xFF800000, 0x80, "formats.md §10 B5 -Inf"},
+    /* formats.md §11 E5M2 */
+    {QC_E5M2, T_NAN, 0x47600000, 0x7B, "formats.md §11 57344"},
+    {QC_E5M2, T_NAN, 0x476FFFFF, 0x7B, "formats.md §11 61439.99"},
+    {QC_E5M2, T_NAN, 0x47700000, 0x7C, "formats.md §11 61440"},
+    {QC_E5M2, T_SAT, 0x47700000, 0x7B, "formats.md §11 61440 sat"},
+    {QC_E5M2, T_NAN, 0x37800000, 0x01, "formats.md §11 2^-16"},
+    {QC_E5M2, T_NAN, 0x7FC00000, 0x7F, "formats.md §11 NaN torch"},
+    {QC_E5M2, T_QUIET, 0x7FC00000, 0x7E, "formats.md §11 NaN ml_dtypes"},
+    {QC_E5M2, T_SAT, 0x7FC00000, 0x7F, "formats.md §11 NaN PTX"},
+    {QC_E5M2, T_NAN, 0xFFC00000, 0xFF, "formats.md §1.3 -NaN torch"},
+    {QC_E5M2, T_SAT, 0xFF800000, 0xFB, "formats.md §13 satfinite"},
+    /* formats.md §11 / §3.2 E2M1 */
+    {QC_E2M1, T_NAN, 0x3E800000, 0x0, "formats.md §11 0.25"},
+    {QC_E2M1, T_NAN, 0xBE800000, 0x8, "formats.md §11 -0.25"},
+    {QC_E2M1, T_NAN, 0x3E800001, 0x1, "formats.md §11 0.2500001"},
+    {QC_E2M1, T_NAN, 0x3F400000, 0x2, "formats.md §11 0.75"},
+    {QC_E2M1, T_NAN, 0x3FA00000, 0x2, "formats.md §11 1.25"},
+    {QC_E2M1, T_NAN, 0x3FE00000, 0x4, "formats.md §11 1.75"},
+    {QC_E2M1, T_NAN, 0x40200000, 0x4, "formats.md §11 2.5"}, {QC_E2M1, T_NAN, 0x40600000, 0x6, "formats.md §11 3.5"},
+    {QC_E2M1, T_NAN, 0x40A00000, 0x6, "formats.md §11 5.0"},
+    {QC_E2M1, T_NAN, 0x40A00001, 0x7, "formats.md §11 5.0000005"},
+    {QC_E2M1, T_NAN, 0x40E00000, 0x7, "formats.md §11 7"}, {QC_E2M1, T_NAN, 0x7F800000, 0x7, "formats.md §11 Inf"},
+    {QC_E2M1, T_NAN, 0x7FC00000, 0x7, "formats.md §11 NaN PTX"},
+    {QC_E2M1, T_TORCHAO, 0x7FC00000, 0x3, "formats.md §11 NaN torchao"},
+    {QC_E2M1, T_TORCHAO, 0xFFC00000, 0xB, "formats.md §3.2 -NaN torchao"},
+    {QC_E2M1, T_MLD, 0x7FC00000, 0x8, "formats.md §11 NaN ml_dtypes"},
+    {QC_E2M1, T_MLD, 0xFFC00000, 0x0, "formats.md §3.2 -NaN ml_dtypes"},
+    {QC_E2M1, T_NZERO, 0x7FC00000, 0x0, "formats.md §11 NaN DeepGEMM"},
+    {QC_E2M1, T_NAN, 0xBDCCCCCD, 0x8, "formats.md §11 -0.1 PTX"},
+    {QC_E2M1, T_DROP, 0xBDCCCCCD, 0x0, "formats.md §11 -0.1 DeepGEMM"},
+    {QC_E2M1, T_MODELOPT, 0x00000000, 0x8, "formats.md §11 +0 modelopt"},
+    {QC_E2M1, T_MODELOPT, 0x3DCCCCCD, 0x0, "formats.md §3.2 +0.1 modelopt"},
+    {QC_E2M1, T_TZERO, 0x3F400000, 0x1, "formats.md §3.2 0.75 toward zero"},
+    {QC_E2M1, T_TZERO, 0x3FE00000, 0x3, "formats.md §3.2 1.75"},
+    {QC_E2M1, T_TZERO, 0x40600000, 0x5, "formats.md §3.2 3.5"},
+    {QC_E2M1, T_TZERO, 0x40A00000, 0x6, "formats.md §3.2 5.0"},
+    {QC_E2M1, T_TAWAY, 0x3E800000, 0x1, "formats.md §3.2 0.25 away"},
+    {QC_E2M1, T_TAWAY, 0x3FA00000, 0x3, "formats.md §3.2 1.25 away"},
+    {QC_E2M1, T_TAWAY, 0x40A00000, 0x7, "formats.md §3.2 5.0 away"},
 };
 #define N_SPEC_VECTORS ((int)(sizeof spec_vectors / sizeof spec_vectors[0]))
 
@@ -332,60 +364,95 @@ typedef struct e8vec {
 } e8vec;
 
 static const e8vec e8m0_vectors[] = {
-    /* §11: torch-RNE | ml_dtypes | ceil | floor | DeepGEMM */
-    {QC_E8M0_RNE, 0, 3, 0x00000000, 0x00, "§11 0"}, {QC_E8M0_MLDTYPES, 0, 3, 0x00000000, 0xFF, "§11 0"},
-    {QC_E8M0_CEIL, 0, 3, 0x00000000, 0x00, "§11 0"}, {QC_E8M0_FLOOR, 0, 3, 0x00000000, 0x00, "§11 0"},
-    {QC_E8M0_DEEPGEMM, 0, 3, 0x00000000, 0x01, "§11 0"},
-    {QC_E8M0_RNE, 0, 3, 0x3F800000, 0x7F, "§11 1.0"}, {QC_E8M0_MLDTYPES, 0, 3, 0x3F800000, 0x7F, "§11 1.0"},
-    {QC_E8M0_CEIL, 0, 3, 0x3F800000, 0x7F, "§11 1.0"}, {QC_E8M0_FLOOR, 0, 3, 0x3F800000, 0x7F, "§11 1.0"},
-    {QC_E8M0_DEEPGEMM, 0, 3, 0x3F800000, 0x7F, "§11 1.0"},
-    {QC_E8M0_RNE, 0, 3, 0x3FA00000, 0x7F, "§11 1.25"}, {QC_E8M0_MLDTYPES, 0, 3, 0x3FA00000, 0x7F, "§11 1.25"},
-    {QC_E8M0_CEIL, 0, 3, 0x3FA00000, 0x80, "§11 1.25"}, {QC_E8M0_FLOOR, 0, 3, 0x3FA00000, 0x7F, "§11 1.25"},
-    {QC_E8M0_DEEPGEMM, 0, 3, 0x3FA00000, 0x80, "§11 1.25"},
-    {QC_E8M0_RNE, 0, 3, 0x3FC00000, 0x80, "§11 1.5"}, {QC_E8M0_MLDTYPES, 0, 3, 0x3FC00000, 0x80, "§11 1.5"},
-    {QC_E8M0_CEIL, 0, 3, 0x3FC00000, 0x80, "§11 1.5"}, {QC_E8M0_FLOOR, 0, 3, 0x3FC00000, 0x7F, "§11 1.5"},
-    {QC_E8M0_DEEPGEMM, 0, 3, 0x3FC00000, 0x80, "§11 1.5"},
-    {QC_E8M0_RNE, 0, 3, 0x3FFFFFFF, 0x80, "§11 1.9999999"}, {QC_E8M0_FLOOR, 0, 3, 0x3FFFFFFF, 0x7F, "§11"},
-    {QC_E8M0_CEIL, 0, 3, 0x3FFFFFFF, 0x80, "§11"},
-    {QC_E8M0_RNE, 0, 3, 0xC0000000, 0x80, "§11 -2"}, {QC_E8M0_MLDTYPES, 0, 3, 0xC0000000, 0xFF, "§11 -2"},
-    {QC_E8M0_CEIL, 0, 3, 0xC0000000, 0x80, "§11 -2"}, {QC_E8M0_DEEPGEMM, 0, 3, 0xC0000000, 0x80, "§11 -2"},
-    {QC_E8M0_RNE, 0, 3, 0x00400000, 0x00, "§11 2^-127"}, {QC_E8M0_CEIL, 0, 3, 0x00400000, 0x00, "§11 2^-127"},
-    {QC_E8M0_FLOOR, 0, 3, 0x00400000, 0x00, "§11 2^-127"},
-    {QC_E8M0_DEEPGEMM, 0, 3, 0x00400000, 0x01, "§11 2^-127"},
-    {QC_E8M0_RNE, 0, 3, 0x00400001, 0x01, "§11"}, {QC_E8M0_CEIL, 0, 3, 0x00400001, 0x01, "§11"},
-    {QC_E8M0_DEEPGEMM, 0, 3, 0x00400001, 0x01, "§11"}, {QC_E8M0_RCEIL, 0, 3, 0x00400001, 0x01, "§2.2 rceil"},
-    {QC_E8M0_RCEIL, 0, 3, 0x00400000, 0x00, "§2.2 rceil"},
+    /* formats.md §11: torch-RNE | ml_dtypes | ceil | floor | DeepGEMM */
+    {QC_E8M0_RNE, 0, 3, 0x00000000, 0x00, "formats.md §11 0"},
+    {QC_E8M0_MLDTYPES, 0, 3, 0x00000000, 0xFF, "formats.md §11 0"},
+    {QC_E8M0_CEIL, 0, 3, 0x00000000, 0x00, "formats.md §11 0"},
+    {QC_E8M0_FLOOR, 0, 3, 0x00000000, 0x00, "formats.md §11 0"},
+    {QC_E8M0_DEEPGEMM, 0, 3, 0x00000000, 0x01, "formats.md §11 0"},
+    {QC_E8M0_RNE, 0, 3, 0x3F800000, 0x7F, "formats.md §11 1.0"},
+    {QC_E8M0_MLDTYPES, 0, 3, 0x3F800000, 0x7F, "formats.md §11 1.0"},
+    {QC_E8M0_CEIL, 0, 3, 0x3F800000, 0x7F, "formats.md §11 1.0"},
+    {QC_E8M0_FLOOR, 0, 3, 0x3F800000, 0x7F, "formats.md §11 1.0"},
+    {QC_E8M0_DEEPGEMM, 0, 3, 0x3F800000, 0x7F, "formats.md §11 1.0"},
+    {QC_E8M0_RNE, 0, 3, 0x3FA00000, 0x7F, "formats.md §11 1.25"},
+    {QC_E8M0_MLDTYPES, 0, 3, 0x3FA00000, 0x7F, "formats.md §11 1.25"},
+    {QC_E8M0_CEIL, 0, 3, 0x3FA00000, 0x80, "formats.md §11 1.25"},
+    {QC_E8M0_FLOOR, 0, 3, 0x3FA00000, 0x7F, "formats.md §11 1.25"},
+    {QC_E8M0_DEEPGEMM, 0, 3, 0x3FA00000, 0x80, "formats.md §11 1.25"},
+    {QC_E8M0_RNE, 0, 3, 0x3FC00000, 0x80, "formats.md §11 1.5"},
+    {QC_E8M0_MLDTYPES, 0, 3, 0x3FC00000, 0x80, "formats.md §11 1.5"},
+    {QC_E8M0_CEIL, 0, 3, 0x3FC00000, 0x80, "formats.md §11 1.5"},
+    {QC_E8M0_FLOOR, 0, 3, 0x3FC00000, 0x7F, "formats.md §11 1.5"},
+    {QC_E8M0_DEEPGEMM, 0, 3, 0x3FC00000, 0x80, "formats.md §11 1.5"},
+    {QC_E8M0_RNE, 0, 3, 0x3FFFFFFF, 0x80, "formats.md §11 1.9999999"},
+    {QC_E8M0_FLOOR, 0, 3, 0x3FFFFFFF, 0x7F, "formats.md §11"},
+    {QC_E8M0_CEIL, 0, 3, 0x3FFFFFFF, 0x80, "formats.md §11"},
+    {QC_E8M0_RNE, 0, 3, 0xC0000000, 0x80, "formats.md §11 -2"},
+    {QC_E8M0_MLDTYPES, 0, 3, 0xC0000000, 0xFF, "formats.md §11 -2"},
+    {QC_E8M0_CEIL, 0, 3, 0xC0000000, 0x80, "formats.md §11 -2"},
+    {QC_E8M0_DEEPGEMM, 0, 3, 0xC0000000, 0x80, "formats.md §11 -2"},
+    {QC_E8M0_RNE, 0, 3, 0x00400000, 0x00, "formats.md §11 2^-127"},
+    {QC_E8M0_CEIL, 0, 3, 0x00400000, 0x00, "formats.md §11 2^-127"},
+    {QC_E8M0_FLOOR, 0, 3, 0x00400000, 0x00, "formats.md §11 2^-127"},
+    {QC_E8M0_DEEPGEMM, 0, 3, 0x00400000, 0x01, "formats.md §11 2^-127"},
+    {QC_E8M0_RNE, 0, 3, 0x00400001, 0x01, "formats.md §11"}, {QC_E8M0_CEIL, 0, 3, 0x00400001, 0x01, "formats.md §11"},
+    {QC_E8M0_DEEPGEMM, 0, 3, 0x00400001, 0x01, "formats.md §11"},
+    {QC_E8M0_RCEIL, 0, 3, 0x00400001, 0x01, "formats.md §2.2 rceil"},
+    {QC_E8M0_RCEIL, 0, 3, 0x00400000, 0x00, "formats.md §2.2 rceil"},
     /* fp32 subnormals: ml_dtypes 0.7.0 rounds by value, 0.5.1-0.6.0 up (recorded with each release) */
-    {QC_E8M0_MLDTYPES, 0, 3, 0x00400001, 0x00, "ml_dtypes 0.7.0"}, {QC_E8M0_MLDTYPES, 0, 3, 0x005FFFFF, 0x00, "ml_dtypes 0.7.0"},
-    {QC_E8M0_MLDTYPES, 0, 3, 0x00600000, 0x01, "ml_dtypes 0.7.0"}, {QC_E8M0_MLDTYPES, 0, 3, 0x00000001, 0x00, "ml_dtypes 0.7.0"},
-    {QC_E8M0_MLDTYPES_06, 0, 3, 0x00400001, 0x01, "ml_dtypes 0.6.0"}, {QC_E8M0_MLDTYPES_06, 0, 3, 0x005FFFFF, 0x01, "ml_dtypes 0.6.0"},
-    {QC_E8M0_MLDTYPES_06, 0, 3, 0x00400000, 0x00, "ml_dtypes 0.6.0"}, {QC_E8M0_MLDTYPES_06, 0, 3, 0x00000000, 0xFF, "ml_dtypes 0.6.0"},
-    {QC_E8M0_RNE, 0, 3, 0x7F400000, 0xFF, "§11 1.5*2^127"}, {QC_E8M0_MLDTYPES, 0, 3, 0x7F400000, 0xFF, "§11"},
-    {QC_E8M0_CEIL, 0, 3, 0x7F400000, 0xFE, "§11"}, {QC_E8M0_RCEIL, 0, 3, 0x7F400000, 0xFF, "§11"},
-    {QC_E8M0_FLOOR, 0, 3, 0x7F400000, 0xFE, "§11"}, {QC_E8M0_DEEPGEMM, 0, 3, 0x7F400000, 0xFE, "§11"},
-    {QC_E8M0_RNE, 0, 3, 0x7F800000, 0xFF, "§11 +Inf"}, {QC_E8M0_MLDTYPES, 0, 3, 0x7F800000, 0xFF, "§11"},
-    {QC_E8M0_CEIL, 0, 3, 0x7F800000, 0xFE, "§11"}, {QC_E8M0_FLOOR, 0, 3, 0x7F800000, 0xFF, "§11"},
-    {QC_E8M0_DEEPGEMM, 0, 3, 0x7F800000, 0xFE, "§11"},
-    {QC_E8M0_RNE, 0, 3, 0x7FC00000, 0xFF, "§11 NaN"}, {QC_E8M0_MLDTYPES, 0, 3, 0x7FC00000, 0xFF, "§11 NaN"},
-    {QC_E8M0_CEIL, 0, 3, 0x7FC00000, 0xFF, "§11 NaN"}, {QC_E8M0_FLOOR, 0, 3, 0x7FC00000, 0xFF, "§11 NaN"},
-    {QC_E8M0_DEEPGEMM, 0, 3, 0x7FC00000, 0xFE, "§11 NaN"}, {QC_E8M0_TRITON_UP, 0, 3, 0x7FC00000, 0x00, "§11"},
-    {QC_E8M0_RCEIL, 0, 3, 0x7FC00000, 0xFF, "§2.2"}, {QC_E8M0_EVEN, 2, 1, 0x7FC00000, 0xFF, "§2.2"},
-    /* §10 B7: round-up 1.125 -> 2, 1.25 -> 2, 5 -> 8 */
-    {QC_E8M0_TRITON_UP, 0, 3, 0x3F900000, 0x80, "§10 B7"}, {QC_E8M0_TRITON_UP, 0, 3, 0x3FA00000, 0x80, "§10 B7"},
-    {QC_E8M0_TRITON_UP, 0, 3, 0x40A00000, 0x82, "§10 B7"}, {QC_E8M0_TRITON_DOWN, 0, 3, 0x40A00000, 0x81, "§2.2"},
-    /* §10 B8 */
-    {QC_E8M0_RNE, 0, 3, 0x3E400000, 0x7D, "§10 B8 1.5*2^-3"}, {QC_E8M0_FLOOR, 0, 3, 0x3E400000, 0x7C, "§10 B8"},
-    {QC_E8M0_CEIL, 0, 3, 0x3E400000, 0x7D, "§10 B8"}, {QC_E8M0_RNE, 0, 3, 0x3E200000, 0x7C, "§10 B8 1.25*2^-3"},
-    {QC_E8M0_CEIL, 0, 3, 0x3E200000, 0x7D, "§10 B8"}, {QC_E8M0_FLOOR, 0, 3, 0x3E000000, 0x7C, "§10 B8 2^-3"},
-    {QC_E8M0_RNE, 0, 3, 0x3E000000, 0x7C, "§10 B8"}, {QC_E8M0_CEIL, 0, 3, 0x3E000000, 0x7C, "§10 B8"},
-    /* §10 B11, with the exact log2 the oracle uses: 2^4 (1 + 2^-23) -> 2^5 */
-    {QC_E8M0_LOG2_CEIL, 0, 3, 0x41800001, 0x84, "§10 B11 exact"},
-    {QC_E8M0_DEEPGEMM, 0, 3, 0x41800001, 0x84, "§10 B11 bits"},
-    /* §2.2 EVEN thresholds [derived]: FP4 1.75 2^e, e4m3 1.9375 2^e; FLOOR/EVEN subtract emax */
-    {QC_E8M0_EVEN, 0, 1, 0x3FE00000, 0x80, "§2.2 EVEN fp4"}, {QC_E8M0_EVEN, 0, 1, 0x3FDFFFFF, 0x7F, "§2.2"},
-    {QC_E8M0_EVEN, 0, 3, 0x3FF80000, 0x80, "§2.2 EVEN e4m3"}, {QC_E8M0_EVEN, 0, 3, 0x3FF7FFFF, 0x7F, "§2.2"},
-    {QC_E8M0_FLOOR, 8, 3, 0x43E00000, 0x7F, "§5 448 -> 2^0"}, {QC_E8M0_FLOOR, 2, 3, 0x00000000, 0x00, "§2.2 0"},
-    {QC_E8M0_TORCHAO_CEIL, 2, 3, 0x40C00000, 0x80, "§2.2 6 -> ceil 3 - emax 2"},
+    {QC_E8M0_MLDTYPES, 0, 3, 0x00400001, 0x00, "ml_dtypes 0.7.0"},
+    {QC_E8M0_MLDTYPES, 0, 3, 0x005FFFFF, 0x00, "ml_dtypes 0.7.0"},
+    {QC_E8M0_MLDTYPES, 0, 3, 0x00600000, 0x01, "ml_dtypes 0.7.0"},
+    {QC_E8M0_MLDTYPES, 0, 3, 0x00000001, 0x00, "ml_dtypes 0.7.0"},
+    {QC_E8M0_MLDTYPES_06, 0, 3, 0x00400001, 0x01, "ml_dtypes 0.6.0"},
+    {QC_E8M0_MLDTYPES_06, 0, 3, 0x005FFFFF, 0x01, "ml_dtypes 0.6.0"},
+    {QC_E8M0_MLDTYPES_06, 0, 3, 0x00400000, 0x00, "ml_dtypes 0.6.0"},
+    {QC_E8M0_MLDTYPES_06, 0, 3, 0x00000000, 0xFF, "ml_dtypes 0.6.0"},
+    {QC_E8M0_RNE, 0, 3, 0x7F400000, 0xFF, "formats.md §11 1.5*2^127"},
+    {QC_E8M0_MLDTYPES, 0, 3, 0x7F400000, 0xFF, "formats.md §11"},
+    {QC_E8M0_CEIL, 0, 3, 0x7F400000, 0xFE, "formats.md §11"},
+    {QC_E8M0_RCEIL, 0, 3, 0x7F400000, 0xFF, "formats.md §11"},
+    {QC_E8M0_FLOOR, 0, 3, 0x7F400000, 0xFE, "formats.md §11"},
+    {QC_E8M0_DEEPGEMM, 0, 3, 0x7F400000, 0xFE, "formats.md §11"},
+    {QC_E8M0_RNE, 0, 3, 0x7F800000, 0xFF, "formats.md §11 +Inf"},
+    {QC_E8M0_MLDTYPES, 0, 3, 0x7F800000, 0xFF, "formats.md §11"},
+    {QC_E8M0_CEIL, 0, 3, 0x7F800000, 0xFE, "formats.md §11"},
+    {QC_E8M0_FLOOR, 0, 3, 0x7F800000, 0xFF, "formats.md §11"},
+    {QC_E8M0_DEEPGEMM, 0, 3, 0x7F800000, 0xFE, "formats.md §11"},
+    {QC_E8M0_RNE, 0, 3, 0x7FC00000, 0xFF, "formats.md §11 NaN"},
+    {QC_E8M0_MLDTYPES, 0, 3, 0x7FC00000, 0xFF, "formats.md §11 NaN"},
+    {QC_E8M0_CEIL, 0, 3, 0x7FC00000, 0xFF, "formats.md §11 NaN"},
+    {QC_E8M0_FLOOR, 0, 3, 0x7FC00000, 0xFF, "formats.md §11 NaN"},
+    {QC_E8M0_DEEPGEMM, 0, 3, 0x7FC00000, 0xFE, "formats.md §11 NaN"},
+    {QC_E8M0_TRITON_UP, 0, 3, 0x7FC00000, 0x00, "formats.md §11"},
+    {QC_E8M0_RCEIL, 0, 3, 0x7FC00000, 0xFF, "formats.md §2.2"},
+    {QC_E8M0_EVEN, 2, 1, 0x7FC00000, 0xFF, "formats.md §2.2"},
+    /* formats.md §10 B7: round-up 1.125 -> 2, 1.25 -> 2, 5 -> 8 */
+    {QC_E8M0_TRITON_UP, 0, 3, 0x3F900000, 0x80, "formats.md §10 B7"},
+    {QC_E8M0_TRITON_UP, 0, 3, 0x3FA00000, 0x80, "formats.md §10 B7"},
+    {QC_E8M0_TRITON_UP, 0, 3, 0x40A00000, 0x82, "formats.md §10 B7"},
+    {QC_E8M0_TRITON_DOWN, 0, 3, 0x40A00000, 0x81, "formats.md §2.2"},
+    /* formats.md §10 B8 */
+    {QC_E8M0_RNE, 0, 3, 0x3E400000, 0x7D, "formats.md §10 B8 1.5*2^-3"},
+    {QC_E8M0_FLOOR, 0, 3, 0x3E400000, 0x7C, "formats.md §10 B8"},
+    {QC_E8M0_CEIL, 0, 3, 0x3E400000, 0x7D, "formats.md §10 B8"},
+    {QC_E8M0_RNE, 0, 3, 0x3E200000, 0x7C, "formats.md §10 B8 1.25*2^-3"},
+    {QC_E8M0_CEIL, 0, 3, 0x3E200000, 0x7D, "formats.md §10 B8"},
+    {QC_E8M0_FLOOR, 0, 3, 0x3E000000, 0x7C, "formats.md §10 B8 2^-3"},
+    {QC_E8M0_RNE, 0, 3, 0x3E000000, 0x7C, "formats.md §10 B8"},
+    {QC_E8M0_CEIL, 0, 3, 0x3E000000, 0x7C, "formats.md §10 B8"},
+    /* formats.md §10 B11, with the exact log2 the oracle uses: 2^4 (1 + 2^-23) -> 2^5 */
+    {QC_E8M0_LOG2_CEIL, 0, 3, 0x41800001, 0x84, "formats.md §10 B11 exact"},
+    {QC_E8M0_DEEPGEMM, 0, 3, 0x41800001, 0x84, "formats.md §10 B11 bits"},
+    /* formats.md §2.2 EVEN thresholds [derived]: FP4 1.75 2^e, e4m3 1.9375 2^e; FLOOR/EVEN subtract emax */
+    {QC_E8M0_EVEN, 0, 1, 0x3FE00000, 0x80, "formats.md §2.2 EVEN fp4"},
+    {QC_E8M0_EVEN, 0, 1, 0x3FDFFFFF, 0x7F, "formats.md §2.2"},
+    {QC_E8M0_EVEN, 0, 3, 0x3FF80000, 0x80, "formats.md §2.2 EVEN e4m3"},
+    {QC_E8M0_EVEN, 0, 3, 0x3FF7FFFF, 0x7F, "formats.md §2.2"},
+    {QC_E8M0_FLOOR, 8, 3, 0x43E00000, 0x7F, "formats.md §5 448 -> 2^0"},
+    {QC_E8M0_FLOOR, 2, 3, 0x00000000, 0x00, "formats.md §2.2 0"},
+    {QC_E8M0_TORCHAO_CEIL, 2, 3, 0x40C00000, 0x80, "formats.md §2.2 6 -> ceil 3 - emax 2"},
 };
 #define N_E8M0_VECTORS ((int)(sizeof e8m0_vectors / sizeof e8m0_vectors[0]))
 
@@ -395,10 +462,12 @@ typedef struct dvec {
     uint32_t out; /* fp32 bits; 0x7FC00000 stands for "a NaN" */
 } dvec;
 
-/* Spec §2.3. */
+/* formats.md §2.3. */
 static const dvec e8m0_decode_vectors[] = {
-    {QC_E8M0_DEC_TORCH, 0x00, 0x00400000}, {QC_E8M0_DEC_TORCH, 0xFF, 0x7FC00000}, {QC_E8M0_DEC_TORCH, 0x7F, 0x3F800000},
-    {QC_E8M0_DEC_SHIFT, 0x00, 0x00000000}, {QC_E8M0_DEC_SHIFT, 0xFF, 0x7F800000}, {QC_E8M0_DEC_SHIFT, 0x80, 0x40000000},
+    {QC_E8M0_DEC_TORCH, 0x00, 0x00400000}, {QC_E8M0_DEC_TORCH, 0xFF, 0x7FC00000},
+    {QC_E8M0_DEC_TORCH, 0x7F, 0x3F800000},
+    {QC_E8M0_DEC_SHIFT, 0x00, 0x00000000}, {QC_E8M0_DEC_SHIFT, 0xFF, 0x7F800000},
+    {QC_E8M0_DEC_SHIFT, 0x80, 0x40000000},
     {QC_E8M0_DEC_EXP2, 0x00, 0x00400000},  {QC_E8M0_DEC_EXP2, 0xFF, 0x7F800000},
     {QC_E8M0_DEC_TRTLLM_RCP, 0x00, 0x3F800000}, {QC_E8M0_DEC_TRTLLM_RCP, 0x7E, 0x40000000},
     {QC_E8M0_DEC_TRTLLM_RCP, 0xFE, 0x00400000},
@@ -414,7 +483,7 @@ static uint32_t double_as_f32_bits(double v)
 
 static void oracle_self_check(void)
 {
-    /* §1.1 / §3.1 table facts. */
+    /* formats.md §1.1 / §3.1 table facts. */
     for (int i = 0; i < (int)(sizeof facts / sizeof facts[0]); i++) {
         const format_fact *F = &facts[i];
         qc_format f = F->f;
@@ -434,14 +503,14 @@ static void oracle_self_check(void)
             if ((double)(float)slow_value_at(f, k) != slow_value_at(f, k))
                 oracle_fail("%s value %a is not an fp32", slow_format_name(f), slow_value_at(f, k));
     }
-    /* §3.1: e2m1 codes 0-7 are 0, 0.5, 1, 1.5, 2, 3, 4, 6, 8-15 the negatives, 8 = -0. */
+    /* formats.md §3.1: e2m1 codes 0-7 are 0, 0.5, 1, 1.5, 2, 3, 4, 6, 8-15 the negatives, 8 = -0. */
     static const double e2m1[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
     for (uint32_t c = 0; c < 16; c++) {
         double v = slow_minifloat_decode(QC_E2M1, c), want = c < 8 ? e2m1[c] : -e2m1[c - 8];
         if (v != want || (c == 8 && !signbit(v)))
             oracle_fail("e2m1 code %u = %a, spec %a", c, v, want);
     }
-    /* §1.1: E4M3FN max subnormal 7 2^-9; value_fn(b) = 2 value_fnuz(b) except 0x7F, 0xFF, 0x80. */
+    /* formats.md §1.1: E4M3FN max subnormal 7 2^-9; value_fn(b) = 2 value_fnuz(b) except 0x7F, 0xFF, 0x80. */
     if (slow_minifloat_decode(QC_E4M3FN, 0x07) != 0.013671875)
         oracle_fail("e4m3fn 0x07 = %a, spec 0.013671875", slow_minifloat_decode(QC_E4M3FN, 0x07));
     for (uint32_t b = 0; b < 256; b++) {
@@ -455,7 +524,7 @@ static void oracle_self_check(void)
         !slow_minifloat_is_nan_code(QC_E4M3FN, 0x7F) || !slow_minifloat_is_nan_code(QC_E4M3FN, 0xFF) ||
         slow_minifloat_is_nan_code(QC_E4M3FN, 0x80) || slow_minifloat_decode(QC_E4M3FNUZ, 0x7F) != 240.0 ||
         !isinf(slow_minifloat_decode(QC_E5M2, 0xFC)) || !slow_minifloat_is_nan_code(QC_E5M2, 0x7D))
-        oracle_fail("§1.1 NaN/Inf codes");
+        oracle_fail("formats.md §1.1 NaN/Inf codes");
 
     for (int i = 0; i < N_SPEC_VECTORS; i++) {
         const vec *v = &spec_vectors[i];
@@ -534,8 +603,8 @@ static long check_decode(void)
             int ok;
             if (isnan(want))
                 /* both NaN; where the format's NaN carries a sign (e4m3fn, IEEE-style), the sign
-                 * is kept (spec §1.1 torch fp8e4m3fn_to_fp32_value, §12.1 "sign kept like
-                 * torch"); the fnuz NaN 0x80 has no sign to keep */
+                 * is kept (formats.md §1.1 torch fp8e4m3fn_to_fp32_value, §12 item 1: "keeping
+                 * the sign, like torch"); the fnuz NaN 0x80 has no sign to keep */
                 ok = isnan(got) && (fnuz || !!signbit(got) == !!signbit(want));
             else
                 ok = slow_f32_bits(got) == double_as_f32_bits(want);
@@ -740,7 +809,7 @@ static input_set concat(const input_set *a, const input_set *b)
 static int nthreads = 2;
 static const char *only_format; /* --format NAME: sweep only this one (debugging) */
 
-/* Which policy fields the definition of a format reads (formats.h, spec §1.3, §3.2): formats
+/* Which policy fields the definition of a format reads (formats.h, formats.md §1.3, §3.2): formats
  * without NaN/Inf codes always saturate and take NaN from the nonan rule; the fnuz formats have
  * one unsigned NaN (0x80) and no -0; only IEEE-style formats have several NaN codes. The
  * other fields must have no effect, which the structured inputs check under every combination
@@ -884,14 +953,14 @@ static int check_e8m0_one(const qc_cast_policy *p, uint32_t b, const char *what)
     if (want == got)
         return 0;
     /* B11: fp32 log2f rounds log2 of an input just above 2^k to k, so ceil gives k, one byte
-     * below the exact ceil. Counted, not failed (spec §10 B11, §2.2 sglang/vLLM row). */
+     * below the exact ceil. Counted, not failed (formats.md §10 B11, §2.2 sglang/vLLM row). */
     if (p->e8m0 == QC_E8M0_LOG2_CEIL && slow_just_above_pow2(x) && got + 1 == want)
         return 1;
     encode_mismatch(what, QC_E8M0, p, b, want, got);
     return 0;
 }
 
-/* emax is read by FLOOR, TORCHAO_CEIL and EVEN, mbits by EVEN only (spec §2.2). */
+/* emax is read by FLOOR, TORCHAO_CEIL and EVEN, mbits by EVEN only (formats.md §2.2). */
 static int e8m0_reads_emax(int rule)
 {
     return rule == QC_E8M0_FLOOR || rule == QC_E8M0_TORCHAO_CEIL || rule == QC_E8M0_EVEN;

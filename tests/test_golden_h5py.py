@@ -2,7 +2,7 @@
 """A golden written by qcheck (tests/golden_writer.c) read by h5py, as a Python/torch user does.
 
 The expected values are the formulas listed in golden_writer.c, recomputed here with numpy; the
-dtypes are what DESIGN.md "Golden store" promises (uint8 for every byte format, little-endian).
+dtypes are what docs/DESIGN.md "Golden store" promises (uint8 for every byte format, little-endian).
 usage: test_golden_h5py.py GOLDEN_WRITER TMPDIR. Exit 0 pass, 1 fail, 77 skipped (reason printed).
 """
 import json

@@ -186,7 +186,7 @@ def test_goldens(qcheck, cases):
             check(f.attrs["case"].decode() == "cast_fp8" and x.dtype == np.float32 and y.dtype == np.uint8,
                   "the exported file holds f32 inputs and uint8 codes")
         import ml_dtypes
-        # the external runner: e4m3fn under ptx = saturating RNE, NaN -> 0x7F (spec §13)
+        # the external runner: e4m3fn under ptx = saturating RNE, NaN -> 0x7F (docs/spec/formats.md §13)
         xs = np.clip(np.nan_to_num(x, nan=0.0, posinf=448, neginf=-448), -448, 448)
         ours = xs.astype(ml_dtypes.float8_e4m3fn).view(np.uint8).copy()
         ours[np.isnan(x)] = 0x7F

@@ -1,5 +1,5 @@
 #!/bin/sh
-# `qcheck layout` command line (spec/cli.md): apply/inverse round trip with the padded size, the
+# `qcheck layout` command line (docs/spec/cli.md): apply/inverse round trip with the padded size, the
 # padding rule, a bad shape (exit 2, message naming the rule), a bad size, list and --help.
 set -u
 Q=$1
@@ -11,7 +11,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 printf '\001\002\003\004\005\006\007\010\011\012\013\014\015\016\017' > "$T/in"
 "$Q" layout apply --map sf128x4 --rows 3 --cols 5 "$T/in" "$T/out" || fail "apply sf128x4 exit $?"
 [ "$(wc -c < "$T/out")" -eq 1024 ] || fail "sf128x4 3x5 output is $(wc -c < "$T/out") bytes, expected 1024"
-# row 1 starts at byte 16 (spec §1): bytes 16..19 = 06 07 08 09, byte 512 = col 4 of row 0 = 05
+# row 1 starts at byte 16 (docs/spec/layouts.md §1): bytes 16..19 = 06 07 08 09, byte 512 = col 4 of row 0 = 05
 [ "$(od -An -tx1 -j16 -N4 "$T/out" | tr -d ' ')" = "06070809" ] || fail "row 1 not at offset 16"
 [ "$(od -An -tx1 -j512 -N1 "$T/out" | tr -d ' ')" = "05" ] || fail "(0,4) not at offset 512"
 [ "$(od -An -tx1 -j20 -N12 "$T/out" | tr -d ' 0')" = "" ] || fail "padding bytes are not zero"

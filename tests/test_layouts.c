@@ -1,4 +1,4 @@
-/* test_layouts.c: every layout map of reference/layouts against spec/layouts.md §12's golden vectors,
+/* test_layouts.c: every layout map of reference/layouts against docs/spec/layouts.md §12's golden vectors,
  * its own inverse, its padding rule, batch strides, one-hot probes and a second formulation
  * (tests/layout_ref.c: the sources' pad/view/permute sequences through a generic N-d permute).
  * Prints the seed; `test_layouts SEED` replays. Exit 0 all passed, 1 a check failed. */
@@ -69,7 +69,7 @@ static qc_layout must_plan(const char *map, int64_t B, int64_t R, int64_t C, int
     return L;
 }
 
-/* ---- golden vectors, spec/layouts.md §12 ---- */
+/* ---- golden vectors, docs/spec/layouts.md §12 ---- */
 static void golden(void)
 {
     qc_layout L = must_plan("sf128x4", 2, 200, 6, 1, "");

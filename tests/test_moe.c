@@ -1,6 +1,6 @@
 /* test_moe.c: MoE routing and activations (reference/ops/moe.h) against hand-worked values
  * (expected numbers computed independently in Python's double math from the formulas of
- * shared/spec/layouts.md §9.1 and §9.3, then written here), incl. near-ties that resolve only in
+ * docs/spec/layouts.md §9.1 and §9.3, then written here), incl. near-ties that resolve only in
  * fp32, masked groups that must be -inf and not 0, all -inf groups, routed scaling applied once,
  * the fused shared expert, and the clamp of gpt-oss swiglu. And the streamed op of weights=generate
  * (harness/ops/op_moe.c) bit for bit against its weights given as inputs. */

@@ -3,7 +3,7 @@
 
 - --layout MAP sends PREFIX.scale through a layout map: the bytes equal `qcheck layout apply` of
   the canonical scales, and dequant --layout inverts it (same fp32 output as without the map);
-- nvfp4 --param sf=ue8m0 is TRT-LLM's UE8M0 branch (spec/formats.md §4.2 3''): expected bytes
+- nvfp4 --param sf=ue8m0 is TRT-LLM's UE8M0 branch (docs/spec/formats.md §4.2 3''): expected bytes
   computed here with numpy + ml_dtypes from the spec's formula, not by qcheck.
 
 usage: test_quant_cli.py --qcheck PATH
@@ -58,7 +58,7 @@ def test_layout(qcheck, d):
 
 
 def e8m0_ceil_satfinite(v):
-    """cvt.rp.satfinite.ue8m0 of a non-negative fp32 (spec §2.2): ceil of the exponent, 0 -> 0."""
+    """cvt.rp.satfinite.ue8m0 of a non-negative fp32 (formats.md §2.2): ceil of the exponent, 0 -> 0."""
     b = np.frombuffer(np.float32(v).tobytes(), np.uint32)[0]
     e, f = int(b >> 23) & 0xFF, int(b) & 0x7FFFFF
     if e == 0:
@@ -75,7 +75,7 @@ def test_sf_ue8m0(qcheck, d):
     rc, err = qc(qcheck, "quant", "--recipe", "nvfp4", "--profile", "flashinfer-fast", "--shape", "3x48",
                  "--param", "sf=ue8m0", xf, out)
     check(rc == 0 and not os.path.exists(out + ".gscale"), f"sf=ue8m0 quantizes with no global scale ({err.strip()})")
-    rcp6 = np.float32(1.0) / np.float32(6.0)  # rcp.approx(6.0) == fl32(1/6) on the H200 (spec §13)
+    rcp6 = np.float32(1.0) / np.float32(6.0)  # rcp.approx(6.0) == fl32(1/6) on the H200 (formats.md §13)
     scales, codes = [], []
     for r in range(3):
         for b in range(3):

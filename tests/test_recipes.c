@@ -1,12 +1,12 @@
 /* test_recipes.c: the quantization recipes, their profiles, the transforms and the GPU reciprocal
- * emulation (spec/formats.md §4-§8, §13).
+ * emulation (docs/spec/formats.md §4-§8, §13).
  *   1. the named semantic catalog (recipe_catalog.h), expected bytes derived by hand from the spec;
  *   2. a deliberately simple second implementation of each recipe's math (doubles, brute-force
  *      nearest code search) compared on random and edge inputs;
  *   3. properties: dequant(quant(x)) within the recipe's bound for every profile, empty tensors,
  *      shapes that are not multiples of the block;
  *   4. transforms: fnuz normalize, requantize with fp16 overflow, MXFP4 -> FP8 tiles, ...;
- *   5. the rcp.approx table: the hash of the table recorded on the H200 and the §13 figures.
+ *   5. the rcp.approx table: the hash of the table recorded on the H200 and the formats.md §13 figures.
  * Usage: test_recipes [SEED]. Prints every failure with the seed; exit 0 / 1. */
 #include <math.h>
 #include <stdio.h>
@@ -107,7 +107,7 @@ static void test_catalog(void)
 }
 
 /* NVFP4 block 2 of [1.0 | 1e-7, -1e-7, 0 ...]: SFValue = 2688 * (1e-7/6) = 4.5e-5 < 2^-10 -> byte 0.
- * flashinfer (vecMax != 0): rcp(0 * rcp(gs)) = Inf -> +-6 (0x7/0xF), 0 * Inf = NaN -> +6 (PTX) (§4.2);
+ * flashinfer (vecMax != 0): rcp(0 * rcp(gs)) = Inf -> +-6 (0x7/0xF), 0 * Inf = NaN -> +6 (PTX) (formats.md §4.2);
  * sgl-kernel (SFValue != 0 on the decoded scale): multiplier 0 -> 0x0, -0 -> 0x8, 0x0. Also: global amax
  * 0 gives gs = FLT_MAX and the decode scale 1/FLT_MAX = 0x00200000. */
 static void test_nvfp4_special_blocks(void)
@@ -143,7 +143,7 @@ static void test_nvfp4_special_blocks(void)
 }
 
 /* ---------------------------------------------------------------------------------------- 2 */
-/* The second implementation: grids from the definition (spec §1.1, §3.1), brute-force nearest. */
+/* The second implementation: grids from the definition (formats.md §1.1, §3.1), brute-force nearest. */
 static double e4m3_value(int c) { int e = (c >> 3) & 15, m = c & 7; return e ? ldexp(1 + m / 8.0, e - 7) : ldexp(m / 8.0, -6); }
 static double e2m1_value(int c) { int e = (c >> 1) & 3, m = c & 1; return e ? ldexp(1 + m / 2.0, e - 1) : m * 0.5; }
 
@@ -238,7 +238,7 @@ static void slow_mx_floor(const float *x, size_t rows, size_t cols, int fp4, con
         }
 }
 
-/* flashinfer TE order with IEEE division (§4.2 3'). */
+/* flashinfer TE order with IEEE division (formats.md §4.2 3'). */
 static void slow_nvfp4_te(const float *x, size_t rows, size_t cols, const job *j)
 {
     double amax_t = 0;
@@ -357,7 +357,7 @@ static void test_properties(void)
     free(x);
 }
 
-/* Every recipe has a profile; every name of spec/cli.md "Recipe profiles" defines some recipe; every
+/* Every recipe has a profile; every name of docs/spec/cli.md "Recipe profiles" defines some recipe; every
  * row's cast profiles exist. */
 static void test_profile_table(void)
 {
@@ -369,7 +369,7 @@ static void test_profile_table(void)
         int found = 0;
         for (int r = 0; r < QC_RECIPE_COUNT; r++)
             found |= qc_recipe_profile_find(names[k], (qc_recipe)r) != NULL;
-        CHECK(found, "spec/cli.md recipe profile '%s' defines no recipe", names[k]);
+        CHECK(found, "docs/spec/cli.md recipe profile '%s' defines no recipe", names[k]);
     }
     for (int r = 0; r < QC_RECIPE_COUNT; r++)
         CHECK(qc_recipe_default_profile((qc_recipe)r) != NULL, "recipe %s has no profile", qc_recipe_name(r));
@@ -406,14 +406,14 @@ static void test_scale_layouts(void)
 /* ---------------------------------------------------------------------------------------- 4 */
 static void test_transforms(void)
 {
-    /* §7.1: 0x80 -> 0x00; 0x7F, 0xFF kept (FNUZ +-240); scale doubled */
+    /* formats.md §7.1: 0x80 -> 0x00; 0x7F, 0xFF kept (FNUZ +-240); scale doubled */
     uint8_t w[4] = {0x80, 0x7F, 0xFF, 0x38};
     float sc = 0.5f;
     qcref_normalize_e4m3fn_to_e4m3fnuz(w, 4, &sc, 1);
     CHECK(w[0] == 0x00 && w[1] == 0x7F && w[2] == 0xFF && w[3] == 0x38 && sc == 1.0f,
           "fnuz normalize: %02X %02X %02X %02X scale %g", w[0], w[1], w[2], w[3], sc);
 
-    /* §7.2: shard 0 scale 200, shard 1 scale 1000 (max). W0 = 448: 448 * 200 = 89600 > 65504 -> fp16 Inf ->
+    /* formats.md §7.2: shard 0 scale 200, shard 1 scale 1000 (max). W0 = 448: 448 * 200 = 89600 > 65504 -> fp16 Inf ->
      * Inf / 1000 -> fminf 448 -> 0x7E; with the fp32 intermediate (ATOM) 89.6 -> e4m3 88 = 0x6B. */
     uint8_t ws[2] = {0x7E, 0x38}, ws32[2] = {0x7E, 0x38};
     float scales[2] = {200.0f, 1000.0f};
@@ -436,7 +436,7 @@ static void test_transforms(void)
     qcref_per_tensor_dequantize(&big, 1, 200.0f, &h);
     CHECK(h == 0x7C00, "per_tensor_dequantize 448 * 200 -> fp16 +Inf (0x%04X)", h);
 
-    /* §8.1 tile 32: row 0 scale 2^0 (byte 127), rows 1..31 scale 2^-15 (byte 112): span 2^15 > 2^14.
+    /* formats.md §8.1 tile 32: row 0 scale 2^0 (byte 127), rows 1..31 scale 2^-15 (byte 112): span 2^15 > 2^14.
      * tile_scale = 2^0 / 2^6 = 2^-6 (byte 121); offsets 2^6 and 2^-9. Row 0: 0.5 -> 32 (0x60). Row 1:
      * 0.5 * 2^-9 = 2^-10, the tie 0|2^-9 -> 0x00 (lost); 6 * 2^-9 -> 0x06 (exact); 1.5 * 2^-9 -> tie 1|2 -> 0x02. */
     uint8_t packed[32 * 16], sc8[32], out[32 * 32], tsc[1];
@@ -460,7 +460,7 @@ static void test_transforms(void)
     qcref_cast_e2m1fn_to_e4m3fn(packed, sc8, 32, 32, 32, 1, out, tsc);
     CHECK(pos == 0x00 && out[32] == 0x80, "code 8 table variants: %02X %02X", pos, out[32]);
 
-    /* §8.2: power-of-two scales and one 128 x 128 tile: W = 448 * 2^0 -> amax 448 -> s = 448 * fl32(1/448) = 1
+    /* formats.md §8.2: power-of-two scales and one 128 x 128 tile: W = 448 * 2^0 -> amax 448 -> s = 448 * fl32(1/448) = 1
      * -> x / 1 -> 0x7E; byte 0 decodes to +0.0 here (shift) -> the element becomes 0 */
     uint8_t wm[128 * 128], su[128 * 4], wo[128 * 128];
     float so[1];
@@ -472,7 +472,7 @@ static void test_transforms(void)
     CHECK(so[0] == 1.0f && wo[0] == 0x7E && wo[1] == 0x38 && wo[128] == 0x00,
           "mxfp8 -> block fp8: scale %g, %02X %02X %02X", so[0], wo[0], wo[1], wo[128]);
 
-    /* §8.3: scale_inv 1.0 per tile, N = 130 (two row tiles), K = 256 (two K tiles): amax 448 -> s = 448/448
+    /* formats.md §8.3: scale_inv 1.0 per tile, N = 130 (two row tiles), K = 256 (two K tiles): amax 448 -> s = 448/448
      * = 1 -> ceil_to_ue8m0 = 1 (byte 127) -> data unchanged; packed [1, 132] int32, rows 128..131 = tile 1 */
     static uint8_t wr[130 * 256], wro[130 * 256];
     float si[4] = {1, 1, 1, 1};
@@ -488,7 +488,7 @@ static void test_transforms(void)
 
 /* ---------------------------------------------------------------------------------------- 5 */
 /* The table recorded on the H200 (rcp_probe table; docs/notes/rcp_approx.md): FNV-1a 64 of the 2 MiB
- * and the delta counts of spec §13 (measured independently of this table). */
+ * and the delta counts of formats.md §13 (measured independently of this table). */
 static void test_rcp_table(void)
 {
     const uint8_t *t = qcref_rcp_table();
@@ -501,8 +501,8 @@ static void test_rcp_table(void)
     }
     CHECK(h == 0x642f2fa58be9a401ull, "rcp table hash %016llx, want 642f2fa58be9a401", h);
     CHECK(count[0] == 374723 && count[1] == 7280086 && count[2] == 733799,
-          "rcp deltas -1/0/+1: %llu %llu %llu, spec §13: 374723 7280086 733799", count[0], count[1], count[2]);
-    CHECK(bf(qcref_rcp_approx_ftz(6.0f)) == 0x3E2AAAABu, "rcp(6) = 0x3E2AAAAB (§13)");
+          "rcp deltas -1/0/+1: %llu %llu %llu, formats.md §13: 374723 7280086 733799", count[0], count[1], count[2]);
+    CHECK(bf(qcref_rcp_approx_ftz(6.0f)) == 0x3E2AAAABu, "rcp(6) = 0x3E2AAAAB (formats.md §13)");
     CHECK(bf(qcref_rcp_approx_ftz(0.0f)) == 0x7F800000u && bf(qcref_rcp_approx_ftz(-0.0f)) == 0xFF800000u, "rcp(+-0)");
     CHECK(bf(qcref_rcp_approx_ftz(fb(0x00000123u))) == 0x7F800000u, "rcp(subnormal) = +Inf");
     CHECK(bf(qcref_rcp_approx_ftz(fb(INF))) == 0 && bf(qcref_rcp_approx_ftz(fb(NINF))) == 0x80000000u, "rcp(+-Inf)");

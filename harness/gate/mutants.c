@@ -1,5 +1,5 @@
 /* mutants.c: deliberately broken kernels, one per real bug class of the spec's bug tables
- * (formats.md §10, layouts.md §10). A gate that cannot fail is a defect: `qcheck run --backend
+ * (docs/spec/formats.md §10, docs/spec/layouts.md §10). A gate that cannot fail is a defect: `qcheck run --backend
  * mutants` must FAIL every one of them, and tests/test_mutants enforces it.
  *
  * Each mutant is what a real kernel did: the right computation with one wrong rule. Most are
@@ -157,7 +157,7 @@ MUTANT("e4m3-overflow-at-448", "cast", e4m3_overflow_off_by_one, "E4M3 overflow 
 MUTANT("fnuz-keeps-negzero", "cast", fnuz_keeps_negzero, "FNUZ negative underflow gives 0x80 = NaN (formats.md B4)")
 MUTANT("fnuz-nan-as-negzero", "decode", fnuz_nan_as_negzero, "FNUZ 0x80 decoded as -0.0 (formats.md B3)")
 MUTANT("nan-sign-dropped", "cast", nan_sign_dropped, "NaN sign canonicalised against the profile (formats.md §1.3)")
-MUTANT("e5m2-no-satfinite", "cast", e5m2_no_satfinite, "E5M2 overflow to Inf under a satfinite profile (§1.3)")
+MUTANT("e5m2-no-satfinite", "cast", e5m2_no_satfinite, "E5M2 overflow to Inf under a satfinite profile (formats.md §1.3)")
 MUTANT("e2m1-nan-as-zero", "cast", e2m1_nan_zero, "NaN into E2M1 written as 0 (formats.md §3.2)")
 MUTANT("bf16-truncates", "cast", bf16_truncates, "fp32 -> bf16 by dropping the low half (round toward zero)")
 MUTANT("fnuz-normalize-keeps-0x80", "fnuz_normalize", fnuz_normalize_keeps_0x80,

@@ -6,7 +6,7 @@
 
 /* The scale of K block g read from block g + 1 (the last block keeps its own) in every row of
  * blocks of a block, token-group, MX or NVFP4 quantization; nothing for one scale along K
- * (layouts.md §10 T-CK1, T-DG5). */
+ * (docs/spec/layouts.md §10 T-CK1, T-DG5). */
 void qc_mutant_scale_block_shift(const qc_quant_job *jb, qc_quantized *qb);
 
 #endif

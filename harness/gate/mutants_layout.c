@@ -1,4 +1,4 @@
-/* mutants_layout.c: broken 128x4 block-scale swizzles, the layout bug classes of layouts.md §10
+/* mutants_layout.c: broken 128x4 block-scale swizzles, the layout bug classes of docs/spec/layouts.md §10
  * (shapes that are not multiples of the tile are where they live). Each writes the sf128x4
  * destination its own wrong way and leaves every other map to the reference. */
 #include <stdio.h>

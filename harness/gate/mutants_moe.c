@@ -1,4 +1,4 @@
-/* mutants_moe.c: fused MoE with one rule wrong (shared/spec/layouts.md §10). */
+/* mutants_moe.c: fused MoE with one rule wrong (docs/spec/layouts.md §10). */
 #include "../moe_op.h"
 #include "mutants.h"
 #include "../registry.h"

@@ -1,4 +1,4 @@
-/* op_gemm.c: the quantized GEMM op (shared/spec/formats.md §9, reference/ops/gemm.h).
+/* op_gemm.c: the quantized GEMM op (docs/spec/formats.md §9, reference/ops/gemm.h).
  *   gemm  a: f32 [m, k] activations, b: f32 [n, k] weights, bias: f32 [n] (bias=1)
  *         -> c: [m, n] in `out` (bf16 | f16 | f32 codes), c.bound: f64 [m, n] (rule bound)
  * params: kind (fp8_tensor fp8_rowwise fp8_block mxfp8 mxfp4_bf16 nvfp4 int8_rowwise), m, n, k, out (default
@@ -96,7 +96,7 @@ static int quantize_operand(qc_op_call *c, int recipe, char side, const float *x
 
 /* bf16: the dequantized values rounded (RNE) to bf16, as a kernel that dequantizes its weights to
  * bf16 before the dot does (model=sgl-cpu). sgl-kernel's unpack_B multiplies code * scale in fp32
- * and then rounds that to bf16 (cvtne2ps_pbh; layouts.md §7): two roundings, so the exact fp64
+ * and then rounds that to bf16 (cvtne2ps_pbh; docs/spec/layouts.md §7): two roundings, so the exact fp64
  * product goes through fp32 first (it differs from one rounding about once in 2^16 weights). */
 static void dequantize_operand(operand *o, int recipe, int64_t rows, int64_t k, int bf16)
 {

@@ -1,4 +1,4 @@
-/* op_moe.c: the fused-MoE op (shared/spec/layouts.md §9), the reference of every stage.
+/* op_moe.c: the fused-MoE op (docs/spec/layouts.md §9), the reference of every stage.
  *   moe  x: f32 [tokens, hidden], logits: f32 [tokens, experts], route_bias: f32 [experts]
  *        (deepseek_v3), w13: f32 [experts + shared, R1, hidden] (R1 = 2 inter gated, else inter),
  *        w2: f32 [experts + shared, hidden, inter], b13: f32 [.., R1], b2: f32 [.., hidden] (bias=1)
@@ -25,7 +25,7 @@
  *
  * Order of operations (layouts.md §9.2, the flashinfer references: fp32 except at the explicit
  * requantization points): a1 = quant(x) per the recipe; h = a1 . W13[e]^T + b13 (exact, then
- * fp32); h *= w if weight_on_input; a = act(h) (fp32); a2 = quant(bf16(a)) (§9.4: "act -> bf16 ->
+ * fp32); h *= w if weight_on_input; a = act(h) (fp32); a2 = quant(bf16(a)) (layouts.md §9.4: "act -> bf16 ->
  * quantize", scales dynamic over all rows for per-tensor and NVFP4 globals); y = a2 . W2[e]^T + b2;
  * out = rsf_out * sum_j w_j y_j (w_j = 1 with weight_on_input), rounded once to bf16. Operands are
  * dequantized exactly (NVFP4 with its global scale, so alpha is exact here). out.bound is the
@@ -53,11 +53,11 @@ typedef struct moe_recipe {
 
 static const moe_recipe recipes[] = {
     {"bf16", -1, -1, "bf16 activations and weights"},
-    {"fp8_tensor", QC_RECIPE_TENSOR, QC_RECIPE_TENSOR, "§9.4 per-tensor FP8 (a2 scale dynamic over all rows)"},
-    {"fp8_block", QC_RECIPE_TOKEN_GROUP, QC_RECIPE_BLOCK, "§9.4 DeepSeek FP8: per-token-group 128 x 128x128"},
-    {"nvfp4", QC_RECIPE_NVFP4, QC_RECIPE_NVFP4, "§9.4 NVFP4 with global scales (g1/g2 alphas exact)"},
-    {"mxfp8", QC_RECIPE_MXFP8, QC_RECIPE_MXFP8, "§9.4 MXFP8 (trtllm-gen MxFp8)"},
-    {"mxfp4", -1, QC_RECIPE_MXFP4, "§9.4 MXFP4 weights x bf16 activations (gpt-oss)"},
+    {"fp8_tensor", QC_RECIPE_TENSOR, QC_RECIPE_TENSOR, "layouts.md §9.4 per-tensor FP8 (a2 scale dynamic over all rows)"},
+    {"fp8_block", QC_RECIPE_TOKEN_GROUP, QC_RECIPE_BLOCK, "layouts.md §9.4 DeepSeek FP8: per-token-group 128 x 128x128"},
+    {"nvfp4", QC_RECIPE_NVFP4, QC_RECIPE_NVFP4, "layouts.md §9.4 NVFP4 with global scales (g1/g2 alphas exact)"},
+    {"mxfp8", QC_RECIPE_MXFP8, QC_RECIPE_MXFP8, "layouts.md §9.4 MXFP8 (trtllm-gen MxFp8)"},
+    {"mxfp4", -1, QC_RECIPE_MXFP4, "layouts.md §9.4 MXFP4 weights x bf16 activations (gpt-oss)"},
 };
 #define NRECIPES ((int)(sizeof recipes / sizeof recipes[0]))
 
@@ -475,7 +475,7 @@ static int run(qc_op_call *c, moe_state *s)
         return 2;
     float *abf = alloc(s, c, rows * (size_t)m->i, 4);
     qc_cast_policy bf = qcref_default_policy();
-    for (size_t i = 0; abf && i < rows * (size_t)m->i; i++) /* §9.4: act -> bf16 -> quantize */
+    for (size_t i = 0; abf && i < rows * (size_t)m->i; i++) /* layouts.md §9.4: act -> bf16 -> quantize */
         abf[i] = qcref_decode(QC_BF16, qcref_encode(QC_BF16, s->act[i], &bf), &bf);
     int bad = !abf || quant_exact(c, rc->act, abf, s->rows, m->i, s->a2, NULL, s->threads, NULL);
     free(abf);

@@ -19,7 +19,7 @@
  *                                         BLOCK_K]`: the GEMM2 output is rounded to bf16 HERE
  *   ic2  = bf16(fl32(C * w))              stage 2.b: moe.h copy_mul_stub(ic2, C, topk_weights[
  *                                         index], n): the routing weight is applied after GEMM2, to
- *                                         the bf16 C, in fp32 (layouts.md Q6)
+ *                                         the bf16 C, in fp32 (docs/spec/layouts.md Q6)
  *   out  = bf16(sum_j ic2_j)              stage 3: moe.h sum_stub: fp32 sum over topk in order
  *                                         j = 0.., from 0 (topk == 1: a copy), then bf16
  * The model binds every kernel with these rounding points (bf16 RNE, possibly flushing values

@@ -1,6 +1,6 @@
 /* op_transform.c: the weight transforms of reference/transforms as ops.
  *   fnuz_normalize  w: u8 [n] (e4m3fn codes), scale: f32 [s] -> w: u8 [n] (e4m3fnuz codes),
- *                   scale: f32 [s] (doubled); spec/formats.md §7.1 normalize_e4m3fn_to_e4m3fnuz */
+ *                   scale: f32 [s] (doubled); docs/spec/formats.md §7.1 normalize_e4m3fn_to_e4m3fnuz */
 #include <stdio.h>
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * Claim (the profile each kernel reproduces):
  *   fp8:  gemm kind=fp8_block model=sgl-cpu: sgl-kernel csrc/cpu/gemm_fp8.cpp fp8_scaled_mm_cpu,
  *         unpack_B: fp8 e4m3fn -> fp32, times the 128x128 block scale in fp32, rounded to bf16 with
- *         cvtne2ps_pbh (RNE), then a bf16 dot with fp32 accumulation (layouts.md §7). Checked
+ *         cvtne2ps_pbh (RNE), then a bf16 dot with fp32 accumulation (docs/spec/layouts.md §7). Checked
  *         within c.bound (any fp32 accumulation order).
  *   s8:   gemm kind=int8_rowwise: csrc/cpu/gemm_int8.cpp int8_scaled_mm_cpu: u8 (s8 + 128)
  *         activations x s8 weights in int32, minus comp[n] = 128 * sum_k w[n][k] (s8s8

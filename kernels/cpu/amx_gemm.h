@@ -1,7 +1,7 @@
 /* amx_gemm.h: the cpu-amx GEMM kernels (amx_gemm.c): sgl-kernel CPU's W8A16 fp8 block GEMM and its
  * W8A8 int8 GEMM on AMX tiles, and the plain bf16 GEMM they share (benchmarks).
  *
- * Weights are packed once (sgl-kernel convert_weight_packed, layouts.md §7): blocks of 32 output
+ * Weights are packed once (sgl-kernel convert_weight_packed, docs/spec/layouts.md §7): blocks of 32 output
  * rows, VNNI-2 [K/2, 32, 2] for fp8/bf16, VNNI-4 [K/4, 32, 4] plus 32 int32 compensation words for
  * int8. Unlike sgl-kernel, N is padded with zero rows to a multiple of 32 and K with zero columns
  * to the tile depth, so any N and K work; the padding never reaches the output.

@@ -47,7 +47,7 @@ size_t qc_avx512_set_stream_min(size_t bytes);
  * reference's measured table, reference/arith/rcp_approx_core.h), for the tests: y[i] = rcp(x[i]). */
 void qc_avx512_rcp_approx(const float *x, size_t n, float *y);
 
-/* swizzle_avx512.c: the 128x4 block-scale swizzle of 1-byte scales (layouts.md §1), source
+/* swizzle_avx512.c: the 128x4 block-scale swizzle of 1-byte scales (docs/spec/layouts.md §1), source
  * [B, R, C] -> destination [B, Rp, Cp] in 512-byte atoms, padding zero. */
 void qc_avx512_sf128x4(const uint8_t *src, int64_t B, int64_t R, int64_t C, uint8_t *dst);
 

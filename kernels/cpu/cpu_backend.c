@@ -1,4 +1,4 @@
-/* cpu_backend.c: the registration tables of the CPU backends, cpu-avx512 and cpu-amx (STYLE.md,
+/* cpu_backend.c: the registration tables of the CPU backends, cpu-avx512 and cpu-amx (docs/STYLE.md,
  * BLIS: kernels in their own files, one table here), written against the public ABI
  * (include/qcheck/qcheck.h) and the reference's headers only. Compiled without AVX-512 flags, so
  * that the cpuid checks run on any x86-64 CPU; the kernels (cast_avx512.c, quant_avx512.c,

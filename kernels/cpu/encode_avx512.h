@@ -3,9 +3,9 @@
  * Include only from files compiled with -mavx512f -mavx512bw -mavx512vl -mavx512dq.
  *
  * Claim: bit-exact with reference/formats/minifloat.c and e8m0.c under any qc_cast_policy. The
- * rounding is the reference's (spec formats.md §1.2, §3.2: round to nearest into the target grid,
+ * rounding is the reference's (docs/spec/formats.md §1.2, §3.2: round to nearest into the target grid,
  * ties by the policy) done on the fp32 bit pattern in 32-bit integer lanes; every special-value
- * rule (§1.1 NaN/Inf codes, §3.2 NaN into formats without NaN, zero sign) is a per-call constant
+ * rule (formats.md §1.1 NaN/Inf codes, §3.2 NaN into formats without NaN, zero sign) is a per-call constant
  * of the plan, blended in with a mask. */
 #ifndef QC_ENCODE_AVX512_H
 #define QC_ENCODE_AVX512_H
@@ -198,11 +198,11 @@ static inline __m512i e8_torchao(__m512i unbiased, int emax, __mmask16 nan)
     return _mm512_mask_mov_epi32(v, nan, V1(0xFF));
 }
 
-/* e8m0 rule log2-ceil (spec formats.md §2.2: sglang Triton exp2(ceil(log2(.))), modelopt MXFP4
+/* e8m0 rule log2-ceil (formats.md §2.2: sglang Triton exp2(ceil(log2(.))), modelopt MXFP4
  * ceil(log2(amax / 6)) in float; reference/formats/e8m0.c QC_E8M0_LOG2_CEIL) is ceilf(log2f(|x|))
  * with the float log2, NOT the exact ceiling of log2: log2f rounds 2^k (1 + f 2^-23) to exactly k
  * for the smallest f of every binade whose log2 sits within half an ulp of k (|k| >= 2), and ceil
- * then gives k (sglang #29954, spec B11). So the byte is, for the biased exponent e of |x| and its
+ * then gives k (sglang #29954, formats.md §10 B11). So the byte is, for the biased exponent e of |x| and its
  * mantissa f: e + (f >= t[e]), where t[e] is the smallest f with log2f(2^(e-127) (1 + f 2^-23)) >
  * e - 127 (2^23 if none); e = 0 reads fp32 subnormals the same way (byte 1 iff log2f(x) > -127,
  * else 0: zero gives log2f = -Inf, byte 0); e = 254 with f >= t gives 255, the reference's
@@ -240,7 +240,7 @@ static inline __m512i e8_log2ceil16(const e8_log2ceil_table *T, __m512i bits)
     return _mm512_min_epu32(r, V1(0xFF));
 }
 
-/* qcref_e8m0_encode on 16 lanes for every rule but QC_E8M0_LOG2_CEIL (spec formats.md §2.2). */
+/* qcref_e8m0_encode on 16 lanes for every rule but QC_E8M0_LOG2_CEIL (formats.md §2.2). */
 static inline __m512i e8_encode16(const qc_cast_policy *p, __m512i bits)
 {
     const __m512i zero = _mm512_setzero_si512();

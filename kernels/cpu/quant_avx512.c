@@ -1,5 +1,5 @@
 /* quant_avx512.c: the quant op's kernels (cpu-avx512 backend): tensor, token and token_group FP8
- * (spec formats.md §6.2, §6.3), block 128x128 (§6.4), MXFP8/MXFP6/MXFP4 (§5), NVFP4 (§4).
+ * (docs/spec/formats.md §6.2, §6.3), block 128x128 (§6.4), MXFP8/MXFP6/MXFP4 (§5), NVFP4 (§4).
  *
  * Claim: the bytes of qcref_quant (reference/recipes/) under the recipe profile of the case, bit
  * for bit: every token_group profile (sgl-kernel, sgl-kernel-sm100, triton-row, triton-col,
@@ -172,7 +172,7 @@ static inline __attribute__((always_inline)) void elem_vectors(const float *xb, 
 
 /* The lanes of multipliers (or divisors) c whose product with any finite x is not NaN: for a finite
  * x, x * c is never NaN when c is finite (overflow gives Inf), and x / c never when c is finite and
- * nonzero (IEEE 754 §7.2: NaN only from 0 * Inf, Inf * 0, 0 / 0, Inf / Inf or a NaN operand). */
+ * nonzero (IEEE 754 section 7.2: NaN only from 0 * Inf, Inf * 0, 0 / 0, Inf / Inf or a NaN operand). */
 static inline __mmask16 nan_free16(__m512 c, elem_kind kind)
 {
     __mmask16 ok = _mm512_cmp_ps_mask(_mm512_abs_ps(c), _mm512_set1_ps(INFINITY), _CMP_LT_OQ); /* NaN fails too */
@@ -386,7 +386,7 @@ static inline __m512 rcp16(__m512 x, const uint8_t *table)
     return _mm512_castsi512_ps(v);
 }
 
-/* e4m3fn codes -> fp32 (spec §1.1): NaN 0x7F decodes to sign | 0x7FC00000 (docs/DECISIONS.md). */
+/* e4m3fn codes -> fp32 (formats.md §1.1): NaN 0x7F decodes to sign | 0x7FC00000 (docs/DECISIONS.md). */
 static inline __m512 e4m3fn_decode16(__m512i c)
 {
     __m512i mag = _mm512_and_si512(c, V1(0x7F)), e = _mm512_srli_epi32(mag, 3), m = _mm512_and_si512(mag, V1(7));
@@ -415,7 +415,7 @@ static inline __m512 divm16(__m512 a, __m512 b, qc_div_mode m, const uint8_t *ta
     return m == QC_DIV_IEEE ? _mm512_div_ps(a, b) : mul16(a, rcp16(b, tab), m == QC_DIV_FAST);
 }
 
-/* e8m0 bytes -> fp32 under each decoder of spec formats.md §2.3. */
+/* e8m0 bytes -> fp32 under each decoder of formats.md §2.3. */
 static inline __m512 e8m0_decode16(__m512i E, qc_e8m0_decoder d)
 {
     const __m512i zero = _mm512_setzero_si512();
@@ -559,7 +559,7 @@ static void tiled_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, 
     }
 }
 
-/* block (spec §6.4, tiled.c): one scale per block_r x block_c tile; the tile's amax is the max of
+/* block (formats.md §6.4, tiled.c): one scale per block_r x block_c tile; the tile's amax is the max of
  * its rows' segment amaxes, and under the NaN-propagating rule the first NaN in row-major order
  * (tiled.c tile_amax). The partial tiles at the right and bottom edges are the zero padding of
  * DeepGEMM per_block_cast_to_fp8: nothing added to amax, nothing written. */
@@ -602,7 +602,7 @@ static void block_quant(const qc_recipe_policy *p, const float *x, size_t rows, 
     }
 }
 
-/* ---- mx (spec §5) ---- */
+/* ---- mx (formats.md §5) ---- */
 
 /* flashinfer float_to_ue8m0_fast: ceil of the exponent, <= 0 -> 0, NaN and overflow -> 254. */
 static inline __m512i cutedsl16(__m512 d)
@@ -695,7 +695,7 @@ static void mx_quant(const qc_recipe_policy *p, const float *x, size_t rows, siz
     }
 }
 
-/* ---- nvfp4 (spec §4.1-§4.3) ---- */
+/* ---- nvfp4 (formats.md §4.1-§4.3) ---- */
 
 static float nv_global(const qc_recipe_policy *p, float amax_t)
 {

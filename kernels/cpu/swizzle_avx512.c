@@ -1,7 +1,7 @@
 /* swizzle_avx512.c: the 128x4 block-scale swizzle of 1-byte scales (cpu-avx512 backend).
  *
  * Claim: the bytes of reference/layouts/sf128x4.c (maps sf128x4 and block_scale_interleave with
- * 1-byte elements), spec layouts.md §1: [B, R, C] -> [B, Rp, Cp], Rp = pad(R, 128), Cp = pad(C, 4),
+ * 1-byte elements), docs/spec/layouts.md §1: [B, R, C] -> [B, Rp, Cp], Rp = pad(R, 128), Cp = pad(C, 4),
  * 512-byte atoms per (128-row tile, 4-column tile) in row-tile-major order; inside an atom the 4
  * scales of row r are one 32-bit word at word (r % 32) * 4 + (r % 128) / 32, padding zero.
  * Method: an atom is a 4 x 32 transpose of 32-bit words, so each 64-byte output vector is one

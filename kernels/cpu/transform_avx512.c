@@ -1,5 +1,5 @@
 /* transform_avx512.c: normalize_e4m3fn_to_e4m3fnuz with AVX-512 BW (claim: bit-exact with
- * qcref_normalize_e4m3fn_to_e4m3fnuz, formats.md §7.1): 64 bytes per step, 0x80 -> 0x00 by a
+ * qcref_normalize_e4m3fn_to_e4m3fnuz, docs/spec/formats.md §7.1): 64 bytes per step, 0x80 -> 0x00 by a
  * byte compare and a masked zeroing store; the scales are doubled 16 at a time (exact). */
 #include <immintrin.h>
 

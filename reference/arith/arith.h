@@ -1,4 +1,4 @@
-/* arith.h: the scale arithmetic of the recipes (spec/formats.md §12 item 4): fl32 multiply and
+/* arith.h: the scale arithmetic of the recipes (docs/spec/formats.md §12 item 4): fl32 multiply and
  * divide, the GPU's approximate reciprocal, and the divisions real kernels actually execute.
  *
  * Every fl32() of the spec is one IEEE operation; libqcref is compiled with -ffp-contract=off so
@@ -8,7 +8,7 @@
  * - `div.approx.ftz.f32` (what CUDA's `/` becomes under --use_fast_math) equals
  *   mul.rn.ftz(a, rcp.approx.ftz(b)) for every dividend and the divisors 448, 240, 224, 6, 2688,
  *   and on 4.19e9 pseudo-random pairs of normal a and normal |b| < 2^126;
- * - `div.full.f32` (what Triton 3.6 emits for fp32 `/`, §13) equals mul.rn(a, rcp.approx.ftz(b))
+ * - `div.full.f32` (what Triton 3.6 emits for fp32 `/`, formats.md §13) equals mul.rn(a, rcp.approx.ftz(b))
  *   on the same dividends, divisors and pairs (for |b| >= 2^126 div.full scales its operands: not
  *   modelled, QC_DIV_FULL is exact only below that);
  * - mul.rn.ftz equals qcref_fl32_mul_ftz on 2^32 products around 2^-126.

@@ -3,7 +3,7 @@
  * device proof program (rcp_probe.cu), so that the code proven on the GPU is the code the
  * reference runs.
  *
- * Facts (spec/formats.md §13, measured on an H200 and re-proven over all 2^32 inputs by
+ * Facts (docs/spec/formats.md §13, measured on an H200 and re-proven over all 2^32 inputs by
  * rcp_probe.cu, see docs/notes/rcp_approx.md):
  * - for a normal x the result depends only on the mantissa: rcp(x * 2^k) = rcp(x) * 2^-k exactly
  *   while the result is normal; a result below the normal range is flushed to +-0;

@@ -1,5 +1,5 @@
 """Prints the PTX instructions Triton emits for the fp32 divisions of sglang's per-token-group
-quant kernel (spec/formats.md §6.2, §13: "verify the lowering in the PTX Triton emits"):
+quant kernel (docs/spec/formats.md §6.2, §13: the lowering is to be confirmed in the PTX Triton generates):
 amax / 448.0, 1.0 / s and x / s. Needs a GPU and triton; run by hand (docs/notes/rcp_approx.md)."""
 import re
 

@@ -53,14 +53,14 @@ int qcx_dgemm_nt(size_t m, size_t n, size_t k, const double *a, const double *b,
  * nonzero (one outlier): the minimum takes the better of both on every element. All three are
  * loose where large entries of x and y sit at different positions of one block (at worst by the
  * ratio of the largest to the smallest magnitude in the block). A block of 16 divides every K
- * group of formats.md §9 (16, 32, 128), so a block never straddles two scales.
+ * group of docs/spec/formats.md §9 (16, 32, 128), so a block never straddles two scales.
  *
  * Rounding (u = 2^-53, gamma(n) = n u / (1 - n u); Higham, Accuracy and Stability of Numerical
  * Algorithms, 2nd ed., Lemma 3.1 and (3.4), which hold for any order of evaluation and with fused
  * multiply-adds), when no operation underflows or overflows:
  *   a sum of squares or of magnitudes over a block of g <= QCX_MAG_BLOCK terms, in any order, is
  *     at least (1 - gamma(g)) times its exact value (a nonnegative inner product, (3.4));
- *   the correctly rounded sqrt (IEEE 754 §5.4.1) is at least (1 - u) sqrt, and sqrt(1 - gamma)
+ *   the correctly rounded sqrt (IEEE 754 section 5.4.1) is at least (1 - u) sqrt, and sqrt(1 - gamma)
  *     >= 1 - gamma, so a computed 2-norm is at least (1 - gamma(g)) (1 - u) ||x||_2; the max is
  *     exact;
  *   the norm product over G blocks, nonnegative terms, is at least (1 - gamma(G)) its exact value
@@ -209,7 +209,7 @@ static int mag_blocks(size_t m, size_t n, size_t k, const double *a, const doubl
 }
 
 /* s = the exact magnitude product in fp64 (any range): computed >= (1 - gamma(K)) exact - K eta
- * where a product may underflow (|eta| <= 2^-1075 per product, Higham §2.2, the model with
+ * where a product may underflow (|eta| <= 2^-1075 per product, Higham section 2.2, the model with
  * gradual underflow; sums of nonnegative terms add no eta), so s = (computed + K 2^-1074) / (1 -
  * gamma(K)) there and computed / (1 - gamma(K)) where no product of nonzero operands is below
  * 2^-1000. NaN and Inf propagate (gemm.h's bound is Inf there). */
@@ -244,7 +244,7 @@ int qcx_gemm(size_t m, size_t n, size_t k, const double *a, const double *b, dou
         for (size_t j = 0; j < n; j++) {
             double bj = bias ? bias[j] : 0.0, v = aa * s[i * n + j];
             /* an |alpha| s below the normal range may have lost up to 2^-1075, down to 0 (Higham
-             * §2.2); a sum of nonnegative subnormals is exact */
+             * section 2.2); a sum of nonnegative subnormals is exact */
             v += v < 0x1p-1000 && s[i * n + j] != 0 && aa != 0 ? 0x1p-1074 : 0;
             y[i * n + j] = alpha * y[i * n + j] + bj;
             s[i * n + j] = (v + fabs(bj)) * (1 + 0x1p-48);

@@ -1,5 +1,5 @@
 # libqcexact (reference/exact): the fp64 GEMM through OpenBLAS and the MPFR certificate; the only
-# part of the reference that may link them (DESIGN.md). Without OpenBLAS dgemm is a plain loop,
+# part of the reference that may link them (docs/DESIGN.md). Without OpenBLAS dgemm is a plain loop,
 # without MPFR qcx_have_mpfr() is 0 and the MPFR tests report SKIPPED.
 add_library(qcexact STATIC ${CMAKE_CURRENT_LIST_DIR}/dgemm.c ${CMAKE_CURRENT_LIST_DIR}/dot_mpfr.c)
 target_include_directories(qcexact PUBLIC ${CMAKE_CURRENT_LIST_DIR})

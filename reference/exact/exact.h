@@ -1,4 +1,4 @@
-/* exact.h: the exact GEMM path (DESIGN.md "reference/exact"): operands dequantized exactly to
+/* exact.h: the exact GEMM path (docs/DESIGN.md "Architecture", reference/exact): operands dequantized exactly to
  * fp64 (reference/ops/gemm.h) and multiplied through OpenBLAS dgemm; MPFR correctly-rounded dots
  * certify, on sampled elements, that the fp64 path's own error is far below the fp32 bound.
  * Only this library may use OpenBLAS and MPFR (libqcref stays libm-only). */

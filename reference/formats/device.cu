@@ -1,7 +1,7 @@
 /* device.cu: the reference codecs (minifloat.c, e8m0.c, formats.c) built as GPU device code, one
  * source for CUDA (nvcc -arch=sm_90) and HIP (hipcc -x hip --offload-arch=gfx90a / gfx940), plus one
  * kernel that encodes a range of fp32 bit patterns, so that the same oracle can run exhaustive
- * bring-up checks on a GPU (DESIGN.md: "Codecs and layouts compile also as CUDA/HIP device code").
+ * bring-up checks on a GPU (docs/DESIGN.md "Architecture": codecs and layouts also compile as CUDA/HIP device code).
  *
  * The .c files are included as they are: they are C11 that is also valid C++, and QC_HD marks
  * every function they define __host__ __device__. Their public names are renamed qcref_* ->

@@ -1,6 +1,6 @@
 /* e8m0.c: UE8M0 (float8_e8m0fnu), the MX block-scale format: value 2^(E-127) for E = 0..254,
- * 0xFF is NaN, no zero, no sign (spec §2.1). Libraries disagree on both directions, so every
- * rule of spec §2.2 (encode) and §2.3 (decode) is one case below, named after who uses it. */
+ * 0xFF is NaN, no zero, no sign (docs/spec/formats.md §2.1). Libraries disagree on both directions, so every
+ * rule of formats.md §2.2 (encode) and §2.3 (decode) is one case below, named after who uses it. */
 #include <math.h>
 
 #include "formats.h"
@@ -107,7 +107,7 @@ QC_HD uint8_t qcref_e8m0_encode(float x, const qc_cast_policy *p)
         /* exp2(ceil(log2(|x|))) in fp32 (sglang _per_token_group_quant_8bit, modelopt MXFP4), read
          * as an e8m0 byte (its exponent field): below 2^-127 that is byte 0, above 2^127 exp2
          * overflows to +Inf, whose field is 0xFF. The float log2 can round 2^k*(1+2^-23) to
-         * exactly k and so give floor instead of ceil (sglang #29954, spec B11). */
+         * exactly k and so give floor instead of ceil (sglang #29954, formats.md §10 B11). */
         if (is_nan)
             return E8M0_NAN;
         float l = ceilf(log2f(qc_f32_from_bits(abs_bits)));

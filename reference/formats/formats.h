@@ -1,6 +1,6 @@
 /* formats.h: the element formats of low-precision inference and every knob of their conversions.
  *
- * Facts: shared/spec/formats.md §0-§3 (encodings, rounding rules, who does what) and §11 (edge
+ * Facts: docs/spec/formats.md §0-§3 (encodings, rounding rules, who does what) and §11 (edge
  * vectors). Every policy a real library disagrees on is an explicit field of qc_cast_policy; a
  * profile (profiles.h) names the bundle one real implementation uses.
  *
@@ -33,7 +33,7 @@ typedef enum qc_format {
     QC_FORMAT_COUNT
 } qc_format;
 
-/* Which special values a minifloat reserves (spec §1.1, §3.1). */
+/* Which special values a minifloat reserves (formats.md §1.1, §3.1). */
 typedef enum qc_specials {
     QC_SPECIALS_IEEE, /* exponent all ones: Inf (M=0) and NaN (M!=0): e5m2, bf16, f16 */
     QC_SPECIALS_FN,   /* only S.1111.111 is NaN, no Inf: e4m3fn */
@@ -66,7 +66,7 @@ typedef enum qc_nan_code {
     QC_NANCODE_PAYLOAD /* top payload bits truncated, forced nonzero: numpy float16 (npy_floatbits_to_halfbits) */
 } qc_nan_code;
 
-/* Rounding ties (spec §3.2); every library rounds to nearest, they differ only here. The rule
+/* Rounding ties (formats.md §3.2); every library rounds to nearest, they differ only here. The rule
  * applies to every minifloat; profiles pin bf16/f16 to even, an explicit policy may override. */
 typedef enum qc_ties {
     QC_TIES_EVEN, /* IEEE RNE: PTX, torch, ml_dtypes, torchao, triton_kernels */
@@ -74,7 +74,7 @@ typedef enum qc_ties {
     QC_TIES_AWAY  /* floor(|x| + 0.5): microxcaling's default "nearest" */
 } qc_ties;
 
-/* NaN input into a format without NaN codes (e2m1, e2m3, e3m2), spec §3.2 and §11. */
+/* NaN input into a format without NaN codes (e2m1, e2m3, e3m2), formats.md §3.2 and §11. */
 typedef enum qc_nonan {
     QC_NONAN_POSMAX,   /* +max (0x7 for e2m1): PTX "NaN converts to positive MAXNORM" */
     QC_NONAN_TORCHAO,  /* what torchao's _f32_to_fpx_unpacked bit arithmetic yields (e2m1 +NaN -> 0x3) */
@@ -90,7 +90,7 @@ typedef enum qc_zero_sign {
     QC_ZERO_MODELOPT /* exact +-0 get the sign bit (modelopt MXFP4: (2 - sign(x)) // 2), others keep it */
 } qc_zero_sign;
 
-/* fp32 -> e8m0 rules in the wild (spec §2.2); names are the CLI's --e8m0 values. */
+/* fp32 -> e8m0 rules in the wild (formats.md §2.2); names are the CLI's --e8m0 values. */
 typedef enum qc_e8m0_rule {
     QC_E8M0_RNE,          /* torch .to(float8_e8m0fnu): linear RNE, sign ignored, 0 -> 0x00 */
     QC_E8M0_MLDTYPES,     /* ml_dtypes >= 0.7 cast: nearest power of two (ties up), zero and negatives -> NaN */
@@ -108,7 +108,7 @@ typedef enum qc_e8m0_rule {
     QC_E8M0_RULE_COUNT
 } qc_e8m0_rule;
 
-/* e8m0 -> fp32 decoders (spec §2.3); they disagree on bytes 0x00 and 0xFF. */
+/* e8m0 -> fp32 decoders (formats.md §2.3); they disagree on bytes 0x00 and 0xFF. */
 typedef enum qc_e8m0_decoder {
     QC_E8M0_DEC_TORCH,      /* torch, CUDA, ml_dtypes: 0 -> 2^-127, 255 -> NaN */
     QC_E8M0_DEC_SHIFT,      /* E << 23 viewed as fp32: 0 -> +0, 255 -> +Inf (DeepGEMM, sglang) */
@@ -153,14 +153,14 @@ QC_HD float qcref_e8m0_decode(uint8_t code, qc_e8m0_decoder d);
 QC_HD uint32_t qcref_encode(qc_format f, float x, const qc_cast_policy *p);
 QC_HD float qcref_decode(qc_format f, uint32_t code, const qc_cast_policy *p);
 
-/* FP4 packing (fp4.c, spec §3.3): element 2i in the low nibble, 2i+1 in the high nibble; with
+/* FP4 packing (fp4.c, formats.md §3.3): element 2i in the low nibble, 2i+1 in the high nibble; with
  * swap set the other way round (checkpoints written with the opposite order, sglang PR #23625).
  * n codes -> (n + 1) / 2 bytes; an odd tail leaves the other nibble of the last byte zero (the
  * high one, or with swap the low one). */
 void qcref_fp4_pack(const uint8_t *codes, size_t n, int swap, uint8_t *packed);
 void qcref_fp4_unpack(const uint8_t *packed, size_t n, int swap, uint8_t *codes);
 
-/* Names (names.c): the stable CLI names of spec/cli.md. Lookups return -1 when unknown. */
+/* Names (names.c): the stable CLI names of docs/spec/cli.md. Lookups return -1 when unknown. */
 const char *qc_format_name(int f);
 int qc_format_from_name(const char *name);
 const char *qc_e8m0_rule_name(int r);

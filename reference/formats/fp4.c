@@ -1,4 +1,4 @@
-/* fp4.c: two E2M1 codes per byte (spec §3.3). Element 2i goes to bits 0-3 and element 2i+1 to
+/* fp4.c: two E2M1 codes per byte (docs/spec/formats.md §3.3). Element 2i goes to bits 0-3 and element 2i+1 to
  * bits 4-7, as torch's float4_e2m1fn_x2, PTX cvt.rn.satfinite.e2m1x2 (with the operands passed as
  * (odd, even)), torchao after pytorch/ao PR #3123, DeepGEMM, modelopt and triton_kernels do.
  * swap = 1 is the opposite order some checkpoints use (sglang swap_weight_nibbles, PR #23625). */

@@ -1,8 +1,8 @@
 /* minifloat.c: fp32 <-> every sign-exponent-mantissa format (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz,
  * e2m1, e2m3, e3m2, bf16, f16) through one rounding rule and one table of special-value rules.
  *
- * Why one file and not one per family (DESIGN.md suggested fp8.c, fp4.c, fp6.c, half.c): all of
- * them round the same way (spec §1.2: "equivalent to IEEE RNE into the target grid"), and they
+ * Why one file and not one per family (docs/DESIGN.md suggested fp8.c, fp4.c, fp6.c, half.c): all of
+ * them round the same way (docs/spec/formats.md §1.2: IEEE RNE into the target's grid), and they
  * differ only in (ebits, mbits, bias) and in which codes are special (qc_specials). Writing the
  * rounding once keeps the one rule in one place; the formats differ in data, not in code. */
 #include "minifloat_impl.h"

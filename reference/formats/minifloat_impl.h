@@ -7,7 +7,7 @@
 
 #include "formats.h"
 
-/* Spec §1.1 (fp8), §3.1 (fp4, fp6); bf16 and f16 are IEEE binary16-style.
+/* docs/spec/formats.md §1.1 (fp8), §3.1 (fp4, fp6); bf16 and f16 are IEEE binary16-style.
  * X(format, bits, ebits, mbits, bias, specials) */
 #define QC_MINIFLOATS(X)                                   \
     X(QC_BF16, 16, 8, 7, 127, QC_SPECIALS_IEEE)             \
@@ -62,7 +62,7 @@ QC_INLINE QC_HD uint32_t round_magnitude(qc_minifloat m, uint32_t abs_bits, qc_t
     return ((uint32_t)(binade - emin) << m.mbits) + (uint32_t)(q + (uint64_t)up);
 }
 
-/* NaN into a format without NaN codes: spec §3.2 table and §11. */
+/* NaN into a format without NaN codes: formats.md §3.2 table and §11. */
 QC_INLINE QC_HD uint32_t nonan_code(qc_minifloat m, uint32_t bits, qc_nonan rule)
 {
     uint32_t signbit = 1u << (m.bits - 1);

@@ -1,4 +1,4 @@
-/* names.c: the stable names of formats and policies (spec/cli.md "Names"); host only: the CLI
+/* names.c: the stable names of formats and policies (docs/spec/cli.md "Names"); host only: the CLI
  * and the harness parse and print them, the codecs never see a string. */
 #include <string.h>
 

@@ -1,17 +1,17 @@
-/* aiter.c: AMD aiter weight and scale shuffles (spec/layouts.md §4).
+/* aiter.c: AMD aiter weight and scale shuffles (docs/spec/layouts.md §4).
  * Sources: aiter aiter/ops/shuffle.py (shuffle_weight, shuffle_scale, the is_guinterleave paths),
  * aiter/utility/fp4_utils.py::e8m0_shuffle (= shuffle_scale). */
 #include "layouts.h"
 
 /* shuffle_weight(x, layout=(16,16)): view [N/16, 16, K/32, 32/KP, KP] permute (0, 2, 3, 1, 4):
- * every KP consecutive elements are one row's K slice, 16 rows interleaved per slice (§4.1 [V]). */
+ * every KP consecutive elements are one row's K slice, 16 rows interleaved per slice (layouts.md §4.1 [V]). */
 QC_HD int64_t qcref_aiter_shuffle_weight_offset(int64_t n, int64_t k, int64_t K, int64_t kp)
 {
     return (n / 16) * 16 * K + (k / 32) * 512 + ((k % 32) / kp) * (16 * kp) + (n % 16) * kp + k % kp;
 }
 
 /* shuffle_scale: pad to [pad(R,256), pad(C,8)], view [R/32, 2, 16, C/8, 2, 4] permute
- * (0, 3, 5, 2, 4, 1) (§4.3 [V]). */
+ * (0, 3, 5, 2, 4, 1) (layouts.md §4.3 [V]). */
 QC_HD int64_t qcref_aiter_shuffle_scale_offset(int64_t r, int64_t c, int64_t Cp)
 {
     return (r / 32) * 32 * Cp + (c / 8) * 256 + (c % 4) * 64 + (r % 16) * 4 + ((c % 8) / 4) * 2 + (r % 32) / 16;
@@ -59,7 +59,7 @@ const qc_layout_desc qcref_layout_aiter_shuffle_weight = {
     .params = {{"int4", 0, "1: use_int4 (KP = 32)"}},
     .plan = plan_sw, .fwd = fwd_sw, .inv = inv_sw};
 
-/* ---- shuffle_weight, is_guinterleave (§4.2): layout (NLane, KPack), KLane = 64 / NLane ----
+/* ---- shuffle_weight, is_guinterleave (layouts.md §4.2): layout (NLane, KPack), KLane = 64 / NLane ----
  * gate_up=1: view [2, N0, NLane, K0, KLane, KPack] permute to (N0, 2, K0, KLane, NLane, KPack);
  * gate_up=0: view [N0, NLane, K0, KLane, KPack] permute to (N0, K0, KLane, NLane, KPack). */
 enum { GU_NLANE, GU_KPACK, GU_GATE_UP };
@@ -127,7 +127,7 @@ static int plan_ss(qc_layout *L, char *err, size_t n)
     if (qc_layout_elem(L, scale_elems, err, n))
         return 2;
     L->Rg = qc_pad_to(L->R, 256), L->Cg = qc_pad_to(L->C, 8);
-    L->pad = QC_PAD_UNDEFINED; /* torch.empty: padding bytes are uninitialised (§4.3, T-SF6) */
+    L->pad = QC_PAD_UNDEFINED; /* torch.empty: padding bytes are uninitialised (layouts.md §4.3, T-SF6) */
     L->dst_elems = L->Rg * L->Cg;
     return 0;
 }
@@ -151,7 +151,7 @@ const qc_layout_desc qcref_layout_aiter_shuffle_scale = {
     .padding = "UNDEFINED: torch.empty in the real code (qcheck writes 0 and never compares padding)",
     .plan = plan_ss, .fwd = fwd_ss, .inv = inv_ss};
 
-/* ---- shuffle_scale is_guinterleave (§4.3): per expert [n, k], k padded to 8 with 0x7F (= 1.0);
+/* ---- shuffle_scale is_guinterleave (layouts.md §4.3): per expert [n, k], k padded to 8 with 0x7F (= 1.0);
  * gate_up=1: view [2, n/32, 16, k/8, 2, 4] permute to (n/32, k/8, 4, 16, 2, 2[half]);
  * gate_up=0: view [n/32, 2, 16, k/8, 2, 4] permute to (n/32, k/8, 4, 16, 2, 2[row half]). */
 static int plan_ssgu(qc_layout *L, char *err, size_t n)

@@ -1,4 +1,4 @@
-/* amx.c: sgl-kernel CPU (AMX / AVX-512) weight and scale packing (spec/layouts.md §7).
+/* amx.c: sgl-kernel CPU (AMX / AVX-512) weight and scale packing (docs/spec/layouts.md §7).
  * Sources: sglang sgl-kernel/csrc/cpu/gemm.h (TILE_N 16, block_size_n() 32, get_row_size: K+4 for int8),
  * gemm.cpp (pack_vnni, s8s8_compensation, convert_weight_packed, convert_scale_packed), gemm_fp8.cpp
  * (unpack_B reads fp8 as [K/2, N, 2]). Blocks of 32 output rows stay contiguous; a 16-row tail block is

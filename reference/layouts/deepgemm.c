@@ -1,14 +1,14 @@
-/* deepgemm.c: DeepGEMM scale-factor layouts (spec/layouts.md §3).
+/* deepgemm.c: DeepGEMM scale-factor layouts (docs/spec/layouts.md §3).
  * Sources: DeepGEMM csrc/utils/math.hpp::get_tma_aligned_size (pad MN to 16 bytes),
  * csrc/jit_kernels/impls/smxx_layout.hpp::get_mn_major_tma_aligned_tensor and
  * get_mn_major_tma_aligned_packed_ue8m0_tensor, csrc/apis/layout.hpp::transform_sf_into_required_layout,
  * csrc/utils/layout.hpp::check_sf_layout, tests/test_layout.py (the torch reference of the pack). */
 #include "layouts.h"
 
-/* MN-major TMA-aligned fp32: logical [MN, SK] with strides (1, A), A = pad(MN, 4) (§3.1, §3.2). */
+/* MN-major TMA-aligned fp32: logical [MN, SK] with strides (1, A), A = pad(MN, 4) (layouts.md §3.1, §3.2). */
 QC_HD int64_t qcref_deepgemm_mn_major_addr(int64_t r, int64_t j, int64_t MN) { return j * qc_pad_to(MN, 4) + r; }
 
-/* byte(v) = (bits(v) >> 23) & 0xFF (§3.3). DeepGEMM assumes sign 0 and mantissa 0; a
+/* byte(v) = (bits(v) >> 23) & 0xFF (layouts.md §3.3). DeepGEMM assumes sign 0 and mantissa 0; a
  * non-power-of-two then silently truncates (T-DG2). strict rejects everything but normal positive
  * powers of two (biased exponent 1..254, mantissa 0); +0 is accepted as the pack's own padding. */
 QC_HD int qcref_deepgemm_ue8m0_byte(uint32_t f32_bits, int strict, uint8_t *out)
@@ -112,7 +112,7 @@ const qc_layout_desc qcref_layout_deepgemm_packed_ue8m0 = {
                              "(bits >> 23) & 0xFF as DeepGEMM does"}},
     .plan = plan_packed, .fwd = fwd_dg, .inv = inv_dg, .row_src = row_src_dg, .enc = enc_dg, .dec = dec_dg};
 
-/* transform_sf_into_required_layout (§3.4): the recipe table. */
+/* transform_sf_into_required_layout (layouts.md §3.4): the recipe table. */
 enum { T_GRAN_MN, T_GRAN_K, T_ARCH, T_MN, T_DISABLE, T_STRICT };
 
 static int plan_transform(qc_layout *L, char *err, size_t n)

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-/* 4-bit elements: element i in byte i/2, even elements in the low nibble (spec §0 FP4 packing). */
+/* 4-bit elements: element i in byte i/2, even elements in the low nibble (docs/spec/layouts.md §0 FP4 packing). */
 QC_HD uint32_t qcref_layout_load(const uint8_t *buf, int64_t i, int bits)
 {
     if (bits == 4)

@@ -1,6 +1,6 @@
 /* layouts.h: every scale and weight layout that a seed path hands to a kernel, as a bit-exact
- * index map with its inverse and its padding rule (shared/spec/layouts.md §1-§8, §13; names as in
- * spec/cli.md "Layout maps").
+ * index map with its inverse and its padding rule (docs/spec/layouts.md §1-§8, §13; names as in
+ * docs/spec/cli.md "Layout maps").
  *
  * The model. A map takes a row-major source tensor [B, R, C] of elements (4, 8, 16 or 32 bits;
  * any whole number of bytes for a plain permutation) to a destination buffer of B batches
@@ -114,28 +114,28 @@ static inline QC_HD int64_t qc_pad_to(int64_t x, int64_t m) { return (x + m - 1)
 int qc_layout_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* ---- the closed-form index maps, by family (each file cites its sources) ---- */
-/* sf128x4.c, spec §1 */
+/* sf128x4.c, layouts.md §1 */
 QC_HD int64_t qcref_sf128x4_offset(int64_t r, int64_t c, int64_t Cp);
 QC_HD void qcref_sf128x4_coords(int64_t o, int64_t Cp, int64_t *r, int64_t *c);
 QC_HD int64_t qcref_sf8x4_offset(int64_t r, int64_t c, int64_t Cp);
 QC_HD void qcref_sf8x4_coords(int64_t o, int64_t Cp, int64_t *r, int64_t *c);
-/* trtllm.c, spec §2 */
+/* trtllm.c, layouts.md §2 */
 QC_HD int64_t qcref_trtllm_shuffle_block(int64_t epilogue_tile_m);
 QC_HD int64_t qcref_trtllm_shuffle_src_row(int64_t n, int64_t bs);
 QC_HD int64_t qcref_trtllm_shuffle_dst_row(int64_t r, int64_t bs);
 QC_HD int64_t qcref_gated_reorder_src_row(int64_t n, int64_t M);
 QC_HD int64_t qcref_gated_reorder_dst_row(int64_t r, int64_t M);
-/* deepgemm.c, spec §3 */
+/* deepgemm.c, layouts.md §3 */
 QC_HD int64_t qcref_deepgemm_mn_major_addr(int64_t r, int64_t j, int64_t MN);
 QC_HD int qcref_deepgemm_ue8m0_byte(uint32_t f32_bits, int strict, uint8_t *out);
-/* aiter.c, spec §4 */
+/* aiter.c, layouts.md §4 */
 QC_HD int64_t qcref_aiter_shuffle_weight_offset(int64_t n, int64_t k, int64_t K, int64_t kp);
 QC_HD int64_t qcref_aiter_shuffle_scale_offset(int64_t r, int64_t c, int64_t Cp);
-/* triton_mx.c, spec §5 */
+/* triton_mx.c, layouts.md §5 */
 QC_HD void qcref_triton_hopper_scale_rc(int64_t m, int64_t k, int64_t W, int64_t *row, int64_t *col);
-/* w13.c, spec §6 */
+/* w13.c, layouts.md §6 */
 QC_HD int64_t qcref_w13_interleave_row(int64_t h, int64_t j, int64_t g);
-/* marlin.c, spec §8 */
+/* marlin.c, layouts.md §8 */
 QC_HD int64_t qcref_marlin_weight_perm(int64_t j, int bits);
 QC_HD int64_t qcref_marlin_weight_perm_inv(int64_t v, int bits);
 QC_HD int64_t qcref_marlin_scale_perm(int64_t j, int grouped);

@@ -1,4 +1,4 @@
-/* marlin.c: Marlin weight and scale permutations (spec/layouts.md §8).
+/* marlin.c: Marlin weight and scale permutations (docs/spec/layouts.md §8).
  * Sources: vllm vllm/model_executor/layers/quantization/utils/marlin_utils_test.py (get_weight_perm,
  * marlin_permute_weights, marlin_weights: the Python reference of the CUDA gptq_marlin_repack),
  * marlin_utils.py (get_scale_perms, marlin_permute_scales), marlin_utils_fp8.py (pack_fp8_to_int32),

@@ -1,4 +1,4 @@
-/* sf128x4.c: the CUTLASS / NVFP4 block-scale swizzles (spec/layouts.md §1).
+/* sf128x4.c: the CUTLASS / NVFP4 block-scale swizzles (docs/spec/layouts.md §1).
  * Sources: flashinfer quantization_utils.cuh::get_sf_out_offset_128x4 / get_sf_out_offset_8x4,
  * fp4Op.cpp::computeSFIndex and blockScaleInterleaveHost, quantization.cu::block_scale_interleave_kernel
  * (writes 0 for row >= R or col >= C); vllm nvfp4_utils.py::swizzle_blockscale (starts from torch.zeros);
@@ -6,7 +6,7 @@
 #include "layouts.h"
 
 /* 512-byte atoms, one per (128-row tile, 4-column tile), row-tile major; inside an atom the 4
- * scales of a row are one 32-bit word and rows r, r+32, r+64, r+96 are adjacent words (§1). */
+ * scales of a row are one 32-bit word and rows r, r+32, r+64, r+96 are adjacent words (layouts.md §1). */
 QC_HD int64_t qcref_sf128x4_offset(int64_t r, int64_t c, int64_t Cp)
 {
     return (r / 128) * (Cp / 4) * 512 + (c / 4) * 512 + (r % 32) * 16 + ((r % 128) / 32) * 4 + c % 4;
@@ -19,7 +19,7 @@ QC_HD void qcref_sf128x4_coords(int64_t o, int64_t Cp, int64_t *r, int64_t *c)
     *c = (t % (Cp / 4)) * 4 + w % 4;
 }
 
-/* SfLayout layout_8x4: rows padded to 8, 32-byte atoms (§1 "8x4 variant"). */
+/* SfLayout layout_8x4: rows padded to 8, 32-byte atoms (layouts.md §1 "8x4 variant"). */
 QC_HD int64_t qcref_sf8x4_offset(int64_t r, int64_t c, int64_t Cp)
 {
     return (r / 8) * (Cp / 4) * 32 + (c / 4) * 32 + (r % 8) * 4 + c % 4;

@@ -1,11 +1,11 @@
-/* triton_mx.c: triton_kernels MX scale layouts (spec/layouts.md §5).
+/* triton_mx.c: triton_kernels MX scale layouts (docs/spec/layouts.md §5).
  * Sources: triton python/triton_kernels/triton_kernels/tensor_details/layout_details/blackwell_scale.py
  * (BlackwellMXScaleLayout, ALIGN_K = 8, 128-row tiles), hopper_scale.py (HopperMXScaleLayout,
  * num_warps; triton PR #9029 made num_warps 4 work). Padding: both pad with torch.nn.functional.pad (zero). */
 #include "layouts.h"
 
 /* HOPPER_MX_SCALE: pad M to 32W, K to 2; view [M/(32W), 2, W, 2, 8, K/2, 2] permute
- * (0, 2, 5, 1, 4, 6, 3), flatten to [M/32, 32K] (§5.2 [V]). */
+ * (0, 2, 5, 1, 4, 6, 3), flatten to [M/32, 32K] (layouts.md §5.2 [V]). */
 QC_HD void qcref_triton_hopper_scale_rc(int64_t m, int64_t k, int64_t W, int64_t *row, int64_t *col)
 {
     int64_t m0 = m / (32 * W), q = m % (32 * W), a = q / (16 * W), w = (q % (16 * W)) / 16, b = (q % 16) / 8,

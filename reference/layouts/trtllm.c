@@ -1,4 +1,4 @@
-/* trtllm.c: TRT-LLM-gen weight preparation as flashinfer implements it (spec/layouts.md §2).
+/* trtllm.c: TRT-LLM-gen weight preparation as flashinfer implements it (docs/spec/layouts.md §2).
  * Sources: flashinfer flashinfer/utils.py (srcToDstBlk16RowMap, srcToDstBlk32RowMap,
  * get_shuffle_block_size, get_shuffle_matrix_a_row_indices, get_shuffle_matrix_sf_a_row_indices),
  * fp4_quantization.py (shuffle_matrix_a, shuffle_matrix_sf_a), fused_moe/core.py
@@ -6,10 +6,10 @@
  * K % blockK == 0). */
 #include "layouts.h"
 
-/* get_shuffle_block_size: 32 when epilogue_tile_m % 128 == 0, else 16 (§2.1). */
+/* get_shuffle_block_size: 32 when epilogue_tile_m % 128 == 0, else 16 (layouts.md §2.1). */
 QC_HD int64_t qcref_trtllm_shuffle_block(int64_t epilogue_tile_m) { return epilogue_tile_m % 128 == 0 ? 32 : 16; }
 
-/* shuffle_matrix_a is a row gather out[n] = A[src(n)] (§2.1 [V]). */
+/* shuffle_matrix_a is a row gather out[n] = A[src(n)] (layouts.md §2.1 [V]). */
 QC_HD int64_t qcref_trtllm_shuffle_src_row(int64_t n, int64_t bs)
 {
     return (n / bs) * bs + (n % 8) * (bs / 8) + (n % bs) / 8;
@@ -22,7 +22,7 @@ QC_HD int64_t qcref_trtllm_shuffle_dst_row(int64_t r, int64_t bs)
     return (r / bs) * bs + (p % (bs / 8)) * 8 + p / (bs / 8);
 }
 
-/* reorder_rows_for_gated_act_gemm: out[2i] = X[i], out[2i+1] = X[M/2 + i] (§2.3, M even). */
+/* reorder_rows_for_gated_act_gemm: out[2i] = X[i], out[2i+1] = X[M/2 + i] (layouts.md §2.3, M even). */
 QC_HD int64_t qcref_gated_reorder_src_row(int64_t n, int64_t M) { return n % 2 ? M / 2 + n / 2 : n / 2; }
 QC_HD int64_t qcref_gated_reorder_dst_row(int64_t r, int64_t M) { return r < M / 2 ? 2 * r : 2 * (r - M / 2) + 1; }
 
@@ -48,7 +48,7 @@ static int check_epi(qc_layout *L, char *err, size_t n)
     return 0;
 }
 
-/* variant 0: shuffle_matrix_a; 1: reorder then shuffle (gated W13, §2.4); 2: gated reorder only. */
+/* variant 0: shuffle_matrix_a; 1: reorder then shuffle (gated W13, layouts.md §2.4); 2: gated reorder only. */
 static int64_t dst_row(const qc_layout *L, int64_t r)
 {
     switch (L->desc->variant) {
@@ -77,7 +77,7 @@ static int plan_rows(qc_layout *L, char *err, size_t n)
                               L->desc->name, (long long)L->R);
     if (L->desc->variant <= 1 && check_epi(L, err, n))
         return 2;
-    if (L->desc->variant == 1 && L->p[1]) { /* sf=1: scales, then 128x4 (§2.4) */
+    if (L->desc->variant == 1 && L->p[1]) { /* sf=1: scales, then 128x4 (layouts.md §2.4) */
         if (L->R % 128)
             return qc_layout_fail(err, n, "%s: sf=1 needs rows %% 128 == 0 (shuffle_matrix_sf_a asserts M %% 128), got %lld",
                                   L->desc->name, (long long)L->R);
@@ -135,7 +135,7 @@ const qc_layout_desc qcref_layout_trtllm_gated_w13 = {
     .plan = plan_rows, .fwd = fwd_rows, .inv = inv_rows};
 
 /* shuffle_matrix_sf_a: the same row gather as shuffle_matrix_a, then block_scale_interleave
- * (§2.2). flashinfer's contract: LINEAR scales in (upstream TRT-LLM reads 128x4: Q4). */
+ * (layouts.md §2.2). flashinfer's contract: LINEAR scales in (upstream TRT-LLM reads 128x4: Q4). */
 static const int scale_elems[] = {1, 2, 0};
 
 static int plan_sf_a(qc_layout *L, char *err, size_t n)
@@ -177,7 +177,7 @@ const qc_layout_desc qcref_layout_trtllm_shuffle_sf_a = {
     .params = {{"epilogue_tile_m", 128, "128 or 64"}, {"num_elts_per_sf", 16, "16 or 32 (validated, no effect)"}},
     .plan = plan_sf_a, .fwd = fwd_sf_a, .inv = inv_sf_a};
 
-/* convert_to_block_layout(X[M, K], block_k): out[kb][m][j] = X[m][kb*block_k + j] (§2.5). */
+/* convert_to_block_layout(X[M, K], block_k): out[kb][m][j] = X[m][kb*block_k + j] (layouts.md §2.5). */
 static int plan_bmk(qc_layout *L, char *err, size_t n)
 {
     any_elem(L);

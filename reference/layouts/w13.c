@@ -1,11 +1,11 @@
-/* w13.c: W13 half order, half interleave and intermediate-size padding (spec/layouts.md §6).
+/* w13.c: W13 half order, half interleave and intermediate-size padding (docs/spec/layouts.md §6).
  * Sources: vllm flashinfer_utils.py::swap_w13_to_w31, flashinfer_fp4_moe.py::reorder_w1w3_to_w3w1 and
  * interleave_linear_and_gate; sglang flashinfer_cutedsl.py::interleave_w13_halves; sglang/vllm mxfp4
  * loaders swap_every_two_rows; vllm align_fp4_moe_weights_for_fi (halves padded separately); sglang
  * flashinfer_trtllm.py _align_*_moe_weights (contiguous pad); sglang modelopt_quant.py::pad_nvfp4_weight. */
 #include "layouts.h"
 
-/* interleave_w13_halves(T, g): F[0:g], S[0:g], F[g:2g], S[g:2g], ... (§6.2 [V]). */
+/* interleave_w13_halves(T, g): F[0:g], S[0:g], F[g:2g], S[g:2g], ... (layouts.md §6.2 [V]). */
 QC_HD int64_t qcref_w13_interleave_row(int64_t h, int64_t j, int64_t g) { return (j / g) * 2 * g + h * g + j % g; }
 
 static int any_elem(qc_layout *L)
@@ -86,7 +86,7 @@ const qc_layout_desc qcref_layout_w13_interleave = {
     .params = {{"group", 64, "8 (SM120 MegaMoE), 16 (flashinfer PR #4882), 32, 64 (CuteDSL v2)"}},
     .plan = plan_perm, .fwd = fwd_perm, .inv = inv_perm};
 
-/* ---- intermediate-size padding (§6.3) ----
+/* ---- intermediate-size padding (layouts.md §6.3) ----
  * gated, split=1 (vllm TRTLLM NVFP4 / FP8, Marlin): gate rows [0,I) -> [0,I), up rows [I,2I) -> [Ip, Ip+I);
  * gated, split=0 (sglang flashinfer_trtllm _align_*): rows [0,2I) copied as one block, zeros at the end
  * (a kernel that splits at Ip then mispairs up: T-PAD1); non-gated: rows [0,I) -> [0,I). */

@@ -1,4 +1,4 @@
-/* gemm.c: quantized GEMM reference math (shared/spec/formats.md §9): the kinds, the exact
+/* gemm.c: quantized GEMM reference math (docs/spec/formats.md §9): the kinds, the exact
  * operand values, the fp32-accumulation error bound and its exactness proof (gemm.h). */
 #include "gemm.h"
 
@@ -7,15 +7,15 @@
 
 static const qc_gemm_kind_info kinds[QC_GEMM_KIND_COUNT] = {
     {"fp8_tensor", QC_RECIPE_TENSOR, QC_RECIPE_TENSOR, 0,
-     "§9.2 torch._scaled_mm TensorWise: (sa*sb)*(A_q@B_q); sglang apply_fp8_linear"},
+     "formats.md §9.2 torch._scaled_mm TensorWise: (sa*sb)*(A_q@B_q); sglang apply_fp8_linear"},
     {"fp8_rowwise", QC_RECIPE_TOKEN, QC_RECIPE_TOKEN, 0,
-     "§9.2 RowWise: acc * x_scale[m] * w_scale[n] (per-token x per-channel)"},
+     "formats.md §9.2 RowWise: acc * x_scale[m] * w_scale[n] (per-token x per-channel)"},
     {"fp8_block", QC_RECIPE_TOKEN_GROUP, QC_RECIPE_BLOCK, 128,
-     "§9.1 w8a8_block_fp8_matmul: acc += dot(a, b)*a_s[m, g]*b_s[n/128, g] per 128-deep K block"},
-    {"mxfp8", QC_RECIPE_MXFP8, QC_RECIPE_MXFP8, 32, "§9.3 MXFP8: e8m0 per 1x32 on both operands"},
-    {"mxfp4_bf16", -1, QC_RECIPE_MXFP4, 32, "§9.3 MXFP4 weights (e8m0 per 1x32) x bf16 activations"},
+     "formats.md §9.1 w8a8_block_fp8_matmul: acc += dot(a, b)*a_s[m, g]*b_s[n/128, g] per 128-deep K block"},
+    {"mxfp8", QC_RECIPE_MXFP8, QC_RECIPE_MXFP8, 32, "formats.md §9.3 MXFP8: e8m0 per 1x32 on both operands"},
+    {"mxfp4_bf16", -1, QC_RECIPE_MXFP4, 32, "formats.md §9.3 MXFP4 weights (e8m0 per 1x32) x bf16 activations"},
     {"nvfp4", QC_RECIPE_NVFP4, QC_RECIPE_NVFP4, 16,
-     "§9.3 NVFP4: alpha*sum (e2m1*sf_a)(e2m1*sf_b), alpha = fl32(input_scale*weight_scale_2)"},
+     "formats.md §9.3 NVFP4: alpha*sum (e2m1*sf_a)(e2m1*sf_b), alpha = fl32(input_scale*weight_scale_2)"},
     /* The recipes are not used: int8 has its own quantizer (qcref_quantize_row_int8). */
     {"int8_rowwise", QC_RECIPE_TOKEN, QC_RECIPE_TOKEN, 0,
      "sgl-kernel CPU int8_scaled_mm_cpu: per-token int8 activations (quantize_row_int8) x per-channel int8 "
@@ -53,7 +53,7 @@ static double scale_at(qc_recipe r, const qc_recipe_policy *p, const qc_quantize
         size_t bc = (size_t)p->block_c, nc = (cols + bc - 1) / bc;
         return q->scale_f32[(i / (size_t)p->block_r) * nc + j / bc];
     }
-    case QC_RECIPE_NVFP4: /* the e4m3 block scale; the global scale is alpha's (§9.3) */
+    case QC_RECIPE_NVFP4: /* the e4m3 block scale; the global scale is alpha's (formats.md §9.3) */
         return qcref_decode(QC_E4M3FN, q->scale_u8[i * (cols / (size_t)p->group) + j / (size_t)p->group], &p->sf_cast);
     default: /* MX: e8m0 under the dequantization decoder (recipes.h, mx.c) */
         return qcref_e8m0_decode(q->scale_u8[i * (cols / (size_t)p->group) + j / (size_t)p->group], p->dequant_e8m0);

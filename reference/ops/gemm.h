@@ -1,9 +1,9 @@
-/* gemm.h: quantized GEMM reference math (shared/spec/formats.md §9): what each kind of W8A8 /
+/* gemm.h: quantized GEMM reference math (docs/spec/formats.md §9): what each kind of W8A8 /
  * MX / NVFP4 GEMM computes from its quantized operands, and the per-element error bound of a
- * kernel that accumulates in fp32 (DESIGN.md "Comparison rules").
+ * kernel that accumulates in fp32 (docs/DESIGN.md "Comparison rules").
  *
  * C[m, n] = alpha * sum_k A[m, k] * B[n, k] + bias[n], A [M, K] activations, B [N, K] weights
- * (the "TN" layout of torch._scaled_mm and every kernel of §9), where A and B are the operands
+ * (the "TN" layout of torch._scaled_mm and every kernel of formats.md §9), where A and B are the operands
  * dequantized EXACTLY: a code times its scale(s) is exact in fp64 (at most 4 + 4 + 24 significant
  * bits), so the only rounding of the reference is the fp64 sum, certified by reference/exact.
  * libm only: the fp64 product itself is computed by reference/exact (OpenBLAS dgemm). */
@@ -22,12 +22,12 @@ extern "C" {
 
 /* The GEMM kinds of formats.md §9 and the recipes of their operands (gemm.c's table). */
 typedef enum qc_gemm_kind {
-    QC_GEMM_FP8_TENSOR,  /* §9.2 tensorwise: (sa*sb) * (A_q @ B_q) */
-    QC_GEMM_FP8_ROWWISE, /* §9.2 per-token x per-channel: acc * x_scale[m] * w_scale[n] */
-    QC_GEMM_FP8_BLOCK,   /* §9.1 1x128 activations x 128x128 weights, per-128 partial dots then scales */
-    QC_GEMM_MXFP8,       /* §9.3 e8m0 per 1x32 on both operands */
-    QC_GEMM_MXFP4_BF16,  /* §9.3 MXFP4 weights x bf16 activations (triton_kernels matmul_ogs w4a16) */
-    QC_GEMM_NVFP4,       /* §9.3 e4m3 per 1x16 on both, alpha = fl32(input_scale * weight_scale_2) */
+    QC_GEMM_FP8_TENSOR,  /* formats.md §9.2 tensorwise: (sa*sb) * (A_q @ B_q) */
+    QC_GEMM_FP8_ROWWISE, /* formats.md §9.2 per-token x per-channel: acc * x_scale[m] * w_scale[n] */
+    QC_GEMM_FP8_BLOCK,   /* formats.md §9.1 1x128 activations x 128x128 weights, per-128 partial dots then scales */
+    QC_GEMM_MXFP8,       /* formats.md §9.3 e8m0 per 1x32 on both operands */
+    QC_GEMM_MXFP4_BF16,  /* formats.md §9.3 MXFP4 weights x bf16 activations (triton_kernels matmul_ogs w4a16) */
+    QC_GEMM_NVFP4,       /* formats.md §9.3 e4m3 per 1x16 on both, alpha = fl32(input_scale * weight_scale_2) */
     QC_GEMM_INT8_ROWWISE, /* sgl-kernel CPU int8_scaled_mm_cpu: per-token x per-channel symmetric int8,
                            * int32 accumulation, a bit-exact fp32 epilogue (qcref_int8_epilogue) */
     QC_GEMM_KIND_COUNT
@@ -62,7 +62,7 @@ int qcref_row_lsb(const double *row, size_t n);
  * from the fp64 value y64 = alpha * dot + bias (fp64 dgemm) and any s >= |alpha| * sum_k |A B| +
  * |bias| (reference/exact's qcx_gemm gives a proven upper bound from K-block norms, up to ~1.5x the
  * exact sum on random data; every term below only grows with s, so it stays sound). Terms (all in units of the fp32 roundoff u = 2^-24, gamma(n) = n u / (1 - n u),
- * Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., §3.1 and (3.4)):
+ * Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., section 3.1 and (3.4)):
  *   E    = gamma(K + 4) s + (K + 4) 2^-149   fp32: K products and K-1 sums in ANY order/blocking,
  *                                             two scale products, alpha, bias; underflow per op
  *   F    = gamma53(K + 2) s                   the fp64 reference's own sum (certified by MPFR)

@@ -1,5 +1,5 @@
-/* moe.h: fused-MoE reference semantics (shared/spec/layouts.md §9): routing (§9.1) and the
- * activations with their W13 half orders (§9.3, §6.1). Every step is fp32 in a fixed order, as the
+/* moe.h: fused-MoE reference semantics (docs/spec/layouts.md §9): routing (§9.1) and the
+ * activations with their W13 half orders (layouts.md §9.3, §6.1). Every step is fp32 in a fixed order, as the
  * flashinfer / sglang references are (tests/moe/utils.py, topk.py); libm only. */
 #ifndef QCREF_MOE_H
 #define QCREF_MOE_H

@@ -1,4 +1,4 @@
-/* moe_act.c: MoE activations and the W13 half orders (shared/spec/layouts.md §9.3, §6.1), fp32. */
+/* moe_act.c: MoE activations and the W13 half orders (docs/spec/layouts.md §9.3, §6.1), fp32. */
 #include <math.h>
 #include <string.h>
 

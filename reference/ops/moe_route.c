@@ -1,4 +1,4 @@
-/* moe_route.c: MoE routing (shared/spec/layouts.md §9.1), fp32 in a fixed order. */
+/* moe_route.c: MoE routing (docs/spec/layouts.md §9.1), fp32 in a fixed order. */
 #include <math.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
-/* mx.c: MXFP8 / MXFP6 / MXFP4, one e8m0 scale per 1 x 32 along K (spec/formats.md §5, §2.2, §2.3).
- * Every row of the §5 table is a policy: how the byte comes from amax (qc_mx_rule), how the
+/* mx.c: MXFP8 / MXFP6 / MXFP4, one e8m0 scale per 1 x 32 along K (docs/spec/formats.md §5, §2.2, §2.3).
+ * Every row of the formats.md §5 table is a policy: how the byte comes from amax (qc_mx_rule), how the
  * element multiplier comes from the byte, the clamp and the element cast. */
 #include <math.h>
 
@@ -7,7 +7,7 @@
 
 /* flashinfer quantization_cute_dsl_utils.py float_to_ue8m0_fast: ceil of the exponent (an fp32
  * subnormal bumps only above 2^-127), clamped to 254; a value <= 0 gives 0 and a NaN gives 254
- * (the clamp of the all-ones exponent) [spec §5, derived]. */
+ * (the clamp of the all-ones exponent) [formats.md §5, derived]. */
 static uint8_t cutedsl_ue8m0(float d)
 {
     uint32_t b = qc_f32_bits(d);

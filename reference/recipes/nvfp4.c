@@ -1,17 +1,17 @@
 /* nvfp4.c: NVFP4, e2m1 elements with one e4m3 scale per 1 x 16 and an fp32 global scale
- * (spec/formats.md §4). Three operation orders exist in public code and give different bits:
- * - FAST (flashinfer/TRT-LLM cvt_warp_fp16_to_fp4 default, §4.2 steps 1-5):
+ * (docs/spec/formats.md §4). Three operation orders exist in public code and give different bits:
+ * - FAST (flashinfer/TRT-LLM cvt_warp_fp16_to_fp4 default, formats.md §4.2 steps 1-5):
  *   SFValue = gs * (vecMax * rcp6), outputScale = rcp(SFdec * rcp(gs)), rcp = rcp.approx.ftz;
- * - TE (DISABLE_FP4_QUANT_FAST_MATH, §4.2 3'): SFValue = vecMax * (gs * (1/6)),
+ * - TE (DISABLE_FP4_QUANT_FAST_MATH, formats.md §4.2 3'): SFValue = vecMax * (gs * (1/6)),
  *   outputScale = min(1 / (SFdec * (1/gs)), FLT_MAX) with IEEE division;
- * - TORCHAO (nvfp4_quantize, §4.3): block_scale = amax/6 divided by the per-tensor decode scale,
+ * - TORCHAO (nvfp4_quantize, formats.md §4.3): block_scale = amax/6 divided by the per-tensor decode scale,
  *   clamped to [2^-6, 448] before the e4m3 cast, data * ((1/per_tensor_scale) / sf).
  * The zero test is on vecMax (flashinfer) or on the decoded SF (vLLM/sgl-kernel copy). */
 #include <float.h>
 
 #include "recipes.h"
 
-/* The global encode scale gs of FAST/TE, or the per-tensor decode scale of TORCHAO (§4.1). */
+/* The global encode scale gs of FAST/TE, or the per-tensor decode scale of TORCHAO (formats.md §4.1). */
 static float global_scale(const qc_recipe_policy *p, float amax_t)
 {
     switch (p->nv_gscale) {

@@ -35,7 +35,7 @@ size_t qcref_recipe_nscales(qc_recipe r, const qc_recipe_policy *p, size_t rows,
     return qcref_tiled_nscales(r, p, rows, cols);
 }
 
-/* The rules each library enforces on the shape; the message names the rule (spec §4-§6). */
+/* The rules each library enforces on the shape; the message names the rule (docs/spec/formats.md §4-§6). */
 const char *qcref_recipe_shape_rule(qc_recipe r, const qc_recipe_policy *p, size_t rows, size_t cols)
 {
     (void)rows;
@@ -53,7 +53,7 @@ const char *qcref_recipe_shape_rule(qc_recipe r, const qc_recipe_policy *p, size
     case QC_RECIPE_MXFP6:
     case QC_RECIPE_MXFP4:
         if (p->group <= 0 || cols % (size_t)p->group)
-            return "mx: K must be a multiple of the block size 32 (OCP MX v1.0 §6; torchao to_mx asserts it)";
+            return "mx: K must be a multiple of the block size 32 (OCP MX v1.0 section 6; torchao to_mx asserts it)";
         return NULL;
     case QC_RECIPE_NVFP4:
         if (p->group <= 0 || cols % (size_t)p->group)

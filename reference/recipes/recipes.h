@@ -1,5 +1,5 @@
-/* recipes.h: quantization recipes, how scales are chosen and applied (spec/formats.md §4-§6,
- * §12 items 4-9). A recipe is a plain function of an fp32 tensor and an explicit policy; a
+/* recipes.h: quantization recipes, how scales are chosen and applied (docs/spec/formats.md §4-§6,
+ * formats.md §12 items 4-9). A recipe is a plain function of an fp32 tensor and an explicit policy; a
  * recipe profile (profiles.h) is the policy one real implementation uses, with its source.
  *
  * Shapes are row-major [rows, cols]; the scale groups run along cols (K). Every recipe writes
@@ -32,13 +32,13 @@ typedef enum qc_recipe {
     QC_RECIPE_COUNT
 } qc_recipe;
 
-/* amax over a group when an element is NaN (spec §6.2, §6.3, §5). */
+/* amax over a group when an element is NaN (formats.md §6.2, §6.3, §5). */
 typedef enum qc_amax_nan {
     QC_AMAX_NAN_IGNORE,   /* fmaxf reduction: NaN elements do not count (sgl-kernel) */
     QC_AMAX_NAN_PROPAGATE /* torch amax / max: a NaN element makes amax NaN */
 } qc_amax_nan;
 
-/* Where eps enters (spec §6.2, B12). */
+/* Where eps enters (formats.md §6.2, B12). */
 typedef enum qc_eps_at {
     QC_EPS_NONE,
     QC_EPS_AMAX, /* amax = max(amax, eps) before the scale (sglang, DeepGEMM 1e-4, HIP 1e-12) */
@@ -52,36 +52,36 @@ typedef enum qc_scale_op {
     QC_SCALE_RCP_OF_MULT    /* s = 1 / fl32(max / amax) (sglang input_to_float8 returns scale.reciprocal()) */
 } qc_scale_op;
 
-/* Power-of-two rounding of an fp32 scale (token_group / block "ue8m0"), spec §2.2. */
+/* Power-of-two rounding of an fp32 scale (token_group / block "ue8m0"), formats.md §2.2. */
 typedef enum qc_pow2 {
     QC_POW2_NONE,
     QC_POW2_E8M0,     /* byte = qcref_e8m0_encode(s, pow2_policy), scale = decode(byte, pow2_policy decoder) */
     QC_POW2_LOG2_CEIL /* exp2f(ceilf(log2f(s))) in float (sglang/vLLM Triton, vLLM C++) */
 } qc_pow2;
 
-/* How an element is scaled before the cast (spec §6.2 "three different roundings"). */
+/* How an element is scaled before the cast (formats.md §6.2: the same operation rounds three different ways). */
 typedef enum qc_elem_op {
     QC_ELEM_MUL_RCP,     /* q = x * recip(s) (recip under div_mode; s = 0 -> see zero_guard) */
     QC_ELEM_DIV,         /* q = x / s under div_mode */
     QC_ELEM_MUL_MAX_AMAX /* q = x * fl32(max / amax) (sgl-kernel per-token-group, input_to_float8) */
 } qc_elem_op;
 
-/* What a clamp to [-max, max] before the cast does with NaN (spec B20). */
+/* What a clamp to [-max, max] before the cast does with NaN (formats.md §10 B20). */
 typedef enum qc_clamp {
     QC_CLAMP_NONE,  /* no clamp: the cast's overflow policy decides */
     QC_CLAMP_TORCH, /* torch.clamp / tl.clamp: NaN propagates */
     QC_CLAMP_FMINF, /* fmaxf(fminf(q, max), -max): a NaN becomes +max (CUDA) */
-    QC_CLAMP_TRITON /* tl.clamp = min(max(q, -max), max) ignoring NaN: a NaN becomes -max (§13) */
+    QC_CLAMP_TRITON /* tl.clamp = min(max(q, -max), max) ignoring NaN: a NaN becomes -max (formats.md §13) */
 } qc_clamp;
 
-/* How an MX block's e8m0 byte is chosen (spec §2.2, §5). */
+/* How an MX block's e8m0 byte is chosen (formats.md §2.2, §5). */
 typedef enum qc_mx_rule {
     QC_MX_E8M0_OF_AMAX,   /* byte = e8m0(amax) with the cast policy's rule and emax (torchao FLOOR/CEIL/EVEN, OCP) */
     QC_MX_E8M0_OF_DESCALE,/* byte = e8m0(descale), descale = amax / max by scale_op (RCEIL, cvt.rp, triton, aiter, modelopt) */
     QC_MX_CUTEDSL         /* flashinfer float_to_ue8m0_fast(descale): ceil, <= 0 -> 0, clamp 254, NaN -> 254 */
 } qc_mx_rule;
 
-/* How an MX element is scaled by its byte's decoded value d (spec §5 "element op"). */
+/* How an MX element is scaled by its byte's decoded value d (formats.md §5, the "element operation" column). */
 typedef enum qc_mx_op {
     QC_MX_DIV,          /* x / d: torchao, OCP, aiter, modelopt, sgl-kernel x * 2^-E (exact for d = 2^k) */
     QC_MX_MUL,          /* x * d, the decoder gives the reciprocal (trtllm-rcp, cutedsl-inv) */
@@ -89,7 +89,7 @@ typedef enum qc_mx_op {
     QC_MX_MUL_RECIP_NZ  /* x * (d == 0 ? 0 : 1/d) under div_mode (triton_kernels quant_scale) */
 } qc_mx_op;
 
-/* NVFP4 operation orders (spec §4.2, §4.3). */
+/* NVFP4 operation orders (formats.md §4.2, §4.3). */
 typedef enum qc_nvfp4_order {
     QC_NVFP4_FAST,   /* TRT-LLM cvt_warp_fp16_to_fp4 default: gs*(vecMax*rcp6), rcp.approx outputScale */
     QC_NVFP4_TE,     /* DISABLE_FP4_QUANT_FAST_MATH: vecMax*(gs*(1/6)), IEEE outputScale, <= FLT_MAX */
@@ -97,11 +97,11 @@ typedef enum qc_nvfp4_order {
 } qc_nvfp4_order;
 
 typedef enum qc_zero_rule {
-    QC_ZERO_VECMAX, /* outputScale = 0 iff vecMax == 0 (flashinfer, spec §4.2 step 4) */
+    QC_ZERO_VECMAX, /* outputScale = 0 iff vecMax == 0 (flashinfer, formats.md §4.2 step 4) */
     QC_ZERO_SFVALUE /* outputScale = 0 iff SFValue == 0 (vLLM / sgl-kernel copy) */
 } qc_zero_rule;
 
-/* NVFP4 global encode scale from the tensor amax when none is given (spec §4.1). */
+/* NVFP4 global encode scale from the tensor amax when none is given (formats.md §4.1). */
 typedef enum qc_gscale_rule {
     QC_GSCALE_FLASHINFER, /* 2688 / amax, amax = 0 -> FLT_MAX */
     QC_GSCALE_TE,         /* as flashinfer, clamped to <= FLT_MAX, gs == 0 -> 1 */
@@ -166,7 +166,7 @@ float qcref_scale_from_amax(float amax, const qc_recipe_policy *p);
 uint8_t qcref_quant_elem(float x, float scale, float amax, const qc_recipe_policy *p);
 float qcref_recipe_clamp(float v, const qc_recipe_policy *p); /* the clamp knob, bound clamp_max */
 
-/* token_group scale layouts (spec §6.2): row [M, G], col [G, M], col_tma [G, round_up(M, 4)],
+/* token_group scale layouts (formats.md §6.2): row [M, G], col [G, M], col_tma [G, round_up(M, 4)],
  * packed_ue8m0 int32 [ceil(G/4), round_up(M, 4)] of bytes E (little-endian, 4 groups per int32).
  * qc_scale_layout_size gives the bytes; apply writes from the row-major fp32 scales, inverse reads. */
 typedef enum qc_scale_layout { QC_SL_ROW, QC_SL_COL, QC_SL_COL_TMA, QC_SL_PACKED_UE8M0, QC_SL_COUNT } qc_scale_layout;

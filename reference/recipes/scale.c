@@ -1,4 +1,4 @@
-/* scale.c: the per-group steps every scaled-fp8 recipe shares (spec/formats.md §6.2-§6.4):
+/* scale.c: the per-group steps every scaled-fp8 recipe shares (docs/spec/formats.md §6.2-§6.4):
  * amax, eps, the scale formula, its power-of-two rounding, the element op, the clamp, the cast.
  * Each step is one switch over the policy knob that real libraries disagree on. */
 #include <math.h>
@@ -33,7 +33,7 @@ static int fast(const qc_recipe_policy *p) { return p->div_mode == QC_DIV_FAST; 
 static float pow2_round(float s, const qc_recipe_policy *p)
 {
     switch (p->pow2) {
-    case QC_POW2_E8M0: /* DeepGEMM ceil_to_ue8m0, sgl-kernel fast_log2_ceil + fast_pow2 (§2.2) */
+    case QC_POW2_E8M0: /* DeepGEMM ceil_to_ue8m0, sgl-kernel fast_log2_ceil + fast_pow2 (formats.md §2.2) */
         return qcref_e8m0_decode(qcref_e8m0_encode(s, &p->pow2_policy), p->pow2_policy.e8m0_decoder);
     case QC_POW2_LOG2_CEIL: /* exp2(ceil(log2(s))) in float (sglang Triton, vLLM C++) */
         return exp2f(ceilf(log2f(s)));
@@ -46,7 +46,7 @@ float qcref_scale_from_amax(float amax, const qc_recipe_policy *p)
 {
     float a = amax_used(amax, p), s;
     switch (p->scale_op) {
-    case QC_SCALE_MUL_RCP: /* amax * fl32(1/max): sgl-kernel CUDA, torch on CUDA for t / c (§13) */
+    case QC_SCALE_MUL_RCP: /* amax * fl32(1/max): sgl-kernel CUDA, torch on CUDA for t / c (formats.md §13) */
         s = qcref_mul(a, qcref_recip(p->elem_max, p->div_mode), fast(p));
         break;
     case QC_SCALE_RCP_OF_MULT: /* sglang input_to_float8: scale = max/amax, returns its reciprocal */
@@ -69,7 +69,7 @@ float qcref_recipe_clamp(float v, const qc_recipe_policy *p)
         return v != v ? v : v > m ? m : v < -m ? -m : v;
     case QC_CLAMP_FMINF: /* fmaxf(fminf(v, max), -max): NaN -> +max (B20, B26) */
         return fmaxf(fminf(v, m), -m);
-    case QC_CLAMP_TRITON: /* minimum(maximum(v, -max), max) with fmaxf semantics: NaN -> -max (§13) */
+    case QC_CLAMP_TRITON: /* minimum(maximum(v, -max), max) with fmaxf semantics: NaN -> -max (formats.md §13) */
         return fminf(fmaxf(v, -m), m);
     default:
         return v;

@@ -1,4 +1,4 @@
-/* scale_layout.c: the token_group scale layouts of sglang (spec/formats.md §6.2, §2.3):
+/* scale_layout.c: the token_group scale layouts of sglang (docs/spec/formats.md §6.2, §2.3):
  * row-major [M, G] fp32; column-major [G, M] fp32 (_per_token_group_quant_8bit_colmajor);
  * column-major TMA-aligned [G, round_up(M, 4)] fp32 with zero padding
  * (create_per_token_group_quant_fp8_output_scale); packed UE8M0: the byte E of each power-of-two

@@ -1,4 +1,4 @@
-/* tiled.c: the fp32-scale recipes tensor, token, token_group and block (spec/formats.md §6.2-§6.4).
+/* tiled.c: the fp32-scale recipes tensor, token, token_group and block (docs/spec/formats.md §6.2-§6.4).
  * They differ only in the tile one scale covers (whole tensor, 1 x K, 1 x group, 128 x 128), so
  * there is one quantizer over tiles; the knobs of the per-tile math are in scale.c. A partial
  * tile at the right or bottom edge is the zero padding of DeepGEMM per_block_cast_to_fp8: the

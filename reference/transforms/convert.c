@@ -1,4 +1,4 @@
-/* convert.c: the format-conversion utilities of spec §8: cast_e2m1fn_to_e4m3fn (DeepSeek-V4
+/* convert.c: the format-conversion utilities of docs/spec/formats.md §8: cast_e2m1fn_to_e4m3fn (DeepSeek-V4
  * inference/convert.py; sglang fp8.py and tools/convert_mxfp4_to_fp8.py), convert_mxfp8_weight_
  * to_block_fp8 (sglang mxfp8_block_convert.py) and requant_weight_ue8m0 (sglang fp8_utils.py).
  * The block requantizations reuse the block recipe with the profile that reproduces them. */
@@ -11,7 +11,7 @@ static qc_cast_policy torch_cast(qc_format f) { return qc_cast_profile_policy(qc
 
 static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
-/* §8.1. MAX_OFFSET_BITS = 6: 6 * 2^6 = 384 <= 448 < 768. */
+/* formats.md §8.1. MAX_OFFSET_BITS = 6: 6 * 2^6 = 384 <= 448 < 768. */
 size_t qcref_cast_e2m1fn_to_e4m3fn(const uint8_t *packed, const uint8_t *scale_e8m0, size_t rows, size_t cols,
                                    int tile, int zero8_negative, uint8_t *out_e4m3, uint8_t *out_scale)
 {
@@ -35,7 +35,7 @@ size_t qcref_cast_e2m1fn_to_e4m3fn(const uint8_t *packed, const uint8_t *scale_e
                 for (size_t b = b0; b < b1; b++) {
                     float s = qcref_e8m0_decode(scale_e8m0[r * nsb + b], QC_E8M0_DEC_TORCH);
                     float offset = s / tile_scale;
-                    lossy += !(s >= smax * 0x1p-14f); /* the lossless condition of §8.1 [derived] */
+                    lossy += !(s >= smax * 0x1p-14f); /* the lossless condition of formats.md §8.1 [derived] */
                     for (size_t j = b * 32; j < b * 32 + 32 && j < cols; j++) {
                         uint8_t code = (packed[(r * cols + j) / 2] >> (4 * (j & 1))) & 0xF;
                         float v = code == 8 && !zero8_negative ? 0.0f : qcref_decode(QC_E2M1, code, &any);
@@ -61,7 +61,7 @@ static float to_bf16(float v)
     return qcref_decode(QC_BF16, qcref_encode(QC_BF16, v, &c), &d);
 }
 
-/* §8.2: descale = byte << 23 (0 -> +0, 255 -> +Inf), dq = bf16(W * descale), then block fp8 with
+/* formats.md §8.2: descale = byte << 23 (0 -> +0, 255 -> +Inf), dq = bf16(W * descale), then block fp8 with
  * x / s (profile sglang-native of recipe block). */
 void qcref_convert_mxfp8_weight_to_block_fp8(const uint8_t *w, const uint8_t *scale_u8, size_t n, size_t k,
                                              uint8_t *out_w, float *out_scale)
@@ -83,7 +83,7 @@ size_t qcref_requant_weight_ue8m0_packed_bytes(size_t n, size_t k)
     return qc_scale_layout_size(QC_SL_PACKED_UE8M0, n, ceil_div(k, 128));
 }
 
-/* §8.3: dequant (fp32 product) -> bf16 -> DeepGEMM per_block_cast_to_fp8(use_ue8m0) ->
+/* formats.md §8.3: dequant (fp32 product) -> bf16 -> DeepGEMM per_block_cast_to_fp8(use_ue8m0) ->
  * transform_scale_ue8m0: each scale row replicated for its 128 rows of N, then packed. */
 void qcref_requant_weight_ue8m0(const uint8_t *w, const float *scale_inv, size_t n, size_t k, uint8_t *out_w,
                                 uint8_t *out_packed)

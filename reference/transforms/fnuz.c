@@ -1,4 +1,4 @@
-/* fnuz.c: normalize_e4m3fn_to_e4m3fnuz (spec §7.1; sglang fp8_utils.py, identical in vLLM and AMD
+/* fnuz.c: normalize_e4m3fn_to_e4m3fnuz (docs/spec/formats.md §7.1; sglang fp8_utils.py, identical in vLLM and AMD
  * ATOM). value_fnuz(b) = value_fn(b) / 2 for every byte but 0x80, 0x7F, 0xFF, so doubling the
  * scales keeps the dequantized values; 0x80 (FN -0, FNUZ NaN) is zeroed; FN NaN 0x7F/0xFF are left
  * and become +-240 [derived]. */

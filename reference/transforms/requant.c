@@ -1,5 +1,5 @@
-/* requant.c: requantize_with_max_scale, per_tensor_dequantize, convert_to_channelwise (spec §7.2-
- * §7.4; sglang python/sglang/srt/layers/quantization/utils.py, vLLM origin). */
+/* requant.c: requantize_with_max_scale, per_tensor_dequantize, convert_to_channelwise (docs/spec/formats.md §7.2-
+ * formats.md §7.4; sglang python/sglang/srt/layers/quantization/utils.py, vLLM origin). */
 #include "../formats/formats.h"
 #include "../profiles.h"
 #include "transforms.h"
