@@ -359,7 +359,7 @@ int cmd_run(int argc, char **argv)
         qc_error(a.cmd, "no instance matched the selection (qcheck list cases)");
         goto out;
     }
-    res = calloc((size_t)nw, sizeof *res);
+    res = qc_results_alloc(nw);
     qc_run_info info = {0};
     record_run(&info, argc, argv, suite ? suite : "quick");
     double t0 = qc_now();
@@ -376,7 +376,7 @@ int cmd_run(int argc, char **argv)
         }
     }
 out:
-    free(res);
+    qc_results_free(res, nw);
     free(work);
     free(inst);
     qc_cases_free(cases, ncases);

@@ -1,4 +1,5 @@
 /* runner.c: isolation, timeouts, jobs, shards; the child computes, the parent only schedules. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "runner.h"
 
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,6 +16,19 @@
 #include "compare.h"
 #include "stages.h"
 #include "formats/formats.h"
+
+qc_result *qc_results_alloc(int n)
+{
+    size_t bytes = sizeof(qc_result) * (size_t)(n > 0 ? n : 1);
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p; /* zero-filled */
+}
+
+void qc_results_free(qc_result *r, int n)
+{
+    if (r)
+        munmap(r, sizeof(qc_result) * (size_t)(n > 0 ? n : 1));
+}
 
 double qc_now(void)
 {
