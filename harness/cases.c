@@ -480,6 +480,53 @@ void qc_instance_name(const qc_case *c, const qc_params *p, char id[QC_ID_LEN])
     snprintf(id, QC_ID_LEN, "%.*s~%016llx", QC_ID_LEN - 18, full, (unsigned long long)qc_hash(full, 0));
 }
 
+/* 1 when key is a parameter of c (its base sweep or a tier's). */
+static int case_has_key(const qc_case *c, const char *key)
+{
+    for (int k = 0; k < c->params.n; k++)
+        if (!strcmp(c->params.key[k], key))
+            return 1;
+    for (int t = 0; t < 3; t++)
+        for (int k = 0; k < c->tier_params[t].n; k++)
+            if (!strcmp(c->tier_params[t].key[k], key))
+                return 1;
+    return 0;
+}
+
+int qc_case_check_keys(const qc_case *c, const qc_params *p, char *err, size_t errlen)
+{
+    for (int i = 0; !c->nvectors && i < p->n; i++) /* a vectors case's params come from its table */
+        if (!case_has_key(c, p->key[i])) {
+            size_t at = (size_t)snprintf(err, errlen, "case %s has no parameter '%s' (its parameters:", c->name, p->key[i]);
+            for (int k = 0; k < c->params.n && at < errlen; k++)
+                at += (size_t)snprintf(err + at, errlen - at, " %s", c->params.key[k]);
+            if (at < errlen)
+                snprintf(err + at, errlen - at, ")");
+            return 2;
+        }
+    return 0;
+}
+
+int qc_instance_from_params(const qc_case *c, const qc_params *p, uint64_t seed, qc_instance *x, char *err,
+                            size_t errlen)
+{
+    memset(x, 0, sizeof *x);
+    x->c = c;
+    x->params = *p;
+    for (int i = 0; i < c->nconstraints; i++) {
+        int64_t v;
+        if (qc_eval(c->constraints[i], p, &v, err, errlen))
+            return 2;
+        if (!v) {
+            snprintf(err, errlen, "the params break constraint '%s' of case %s", c->constraints[i], c->name);
+            return 2;
+        }
+    }
+    qc_instance_name(c, p, x->id);
+    x->seed = qc_hash(x->id, seed);
+    return 0;
+}
+
 int qc_case_expand(const qc_case *c, int tier, uint64_t seed, qc_instance **inst, int *n, int *cap, char *err,
                    size_t errlen)
 {

@@ -86,6 +86,12 @@ int qc_case_expand(const qc_case *c, int tier, uint64_t seed, qc_instance **inst
 
 int qc_tier_from_name(const char *name); /* bit, or -1 */
 
+/* 0 when every key of p is a parameter of c, else 2 with err naming the key and listing c's. */
+int qc_case_check_keys(const qc_case *c, const qc_params *p, char *err, size_t errlen);
+/* The instance of c with params p whatever the sweep holds (constraints checked); 0 or 2. */
+int qc_instance_from_params(const qc_case *c, const qc_params *p, uint64_t seed, qc_instance *x, char *err,
+                            size_t errlen);
+
 /* The id of the instance of c with params p (QC_ID_LEN). */
 void qc_instance_name(const qc_case *c, const qc_params *p, char id[QC_ID_LEN]);
 

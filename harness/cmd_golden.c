@@ -250,40 +250,69 @@ int cmd_golden(int argc, char **argv)
 
 /* One instance chosen by --case and --params (every swept key must be given, so that exactly one
  * instance matches). */
-static int pick_instance(qc_args *a, const qc_case *cases, int ncases, qc_instance **inst, int *which)
+/* The instances --params selects: every instance of any tier whose params include them; when
+ * none does, the one instance made from the case's first instance with --params in place of its
+ * values (any value, not only swept ones; the constraints still hold). *inst is malloc'd. */
+static int select_instances(qc_args *a, const qc_case *c, qc_instance **inst, int *n)
 {
-    const char *case_arg = qc_opt(a, "case"), *params_arg = qc_opt(a, "params");
+    const char *params_arg = qc_opt(a, "params");
     char err[1024];
-    const qc_case *c = case_arg ? find_case(cases, ncases, case_arg) : NULL;
-    if (!c) {
-        qc_error(a->cmd, case_arg ? "unknown case '%s'" : "--case is required%s", case_arg ? case_arg : "");
-        return QC_EXIT_USAGE;
-    }
     qc_params want = {0};
-    if (params_arg && qc_params_parse(&want, params_arg, err, sizeof err)) {
+    if ((params_arg && qc_params_parse(&want, params_arg, err, sizeof err)) ||
+        qc_case_check_keys(c, &want, err, sizeof err)) {
         qc_error(a->cmd, "--params: %s", err);
         return QC_EXIT_USAGE;
     }
-    int n = 0, cap = 0, hits = 0;
-    if (qc_case_expand(c, QC_TIER_QUICK | QC_TIER_FULL | QC_TIER_BRINGUP, 0, inst, &n, &cap, err, sizeof err)) {
-        qc_error(a->cmd, "%s", err);
+    qc_instance *all = NULL;
+    int na = 0, cap = 0;
+    for (int t = 1; t <= QC_TIER_BRINGUP; t <<= 1)
+        if (qc_case_expand(c, t, 0, &all, &na, &cap, err, sizeof err)) {
+            qc_error(a->cmd, "%s", err);
+            free(all);
+            return QC_EXIT_USAGE;
+        }
+    *inst = calloc((size_t)(na ? na : 1), sizeof **inst);
+    *n = 0;
+    for (int i = 0; *inst && i < na; i++) {
+        int match = 1, seen = 0;
+        for (int k = 0; k < want.n && match; k++) {
+            const char *v = qc_param(&all[i].params, want.key[k]);
+            match = v && !strcmp(v, want.val[k]);
+        }
+        for (int j = 0; j < *n && !seen; j++) /* an instance of several tiers once */
+            seen = !strcmp((*inst)[j].id, all[i].id);
+        if (match && !seen)
+            (*inst)[(*n)++] = all[i];
+    }
+    if (*inst && !*n && c->nvectors) {
+        qc_error(a->cmd, "--params: no instance of %s (a table of vectors: qcheck list instances) has them", c->name);
+        free(all);
         return QC_EXIT_USAGE;
     }
-    for (int i = 0; i < n; i++) {
-        int match = 1;
-        for (int k = 0; k < want.n; k++) {
-            const char *v = qc_param(&(*inst)[i].params, want.key[k]);
-            match &= v && !strcmp(v, want.val[k]);
+    if (*inst && !*n && na) {
+        qc_params p = all[0].params;
+        for (int k = 0; k < want.n; k++)
+            qc_params_set(&p, want.key[k], want.val[k]);
+        if (qc_instance_from_params(c, &p, 0, &(*inst)[0], err, sizeof err)) {
+            qc_error(a->cmd, "--params: %s", err);
+            free(all);
+            return QC_EXIT_USAGE;
         }
-        if (match && hits++ == 0)
-            *which = i;
+        *n = 1;
+        printf("no swept instance has these params: made %s from them\n", (*inst)[0].id);
     }
-    if (hits != 1) {
-        qc_error(a->cmd, "--params selects %d instances of %s; give every swept key (qcheck run --case %s lists "
-                         "them)", hits, c->name, c->name);
+    free(all);
+    if (!*n) {
+        qc_error(a->cmd, "case %s has no instance to export", c->name);
         return QC_EXIT_USAGE;
     }
     return QC_EXIT_OK;
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && !strcmp(s + n - t, tail);
 }
 
 int cmd_export(int argc, char **argv)
@@ -292,26 +321,53 @@ int cmd_export(int argc, char **argv)
     if (qc_parse_args(&a, "export", argc, argv, NULL))
         return QC_EXIT_USAGE;
     if (a.help) {
-        printf("usage: qcheck export --case NAME --params k=v,... --out inputs.h5\n"
-               "Writes one case instance (inputs, expected outputs, params) for an external runner,\n"
-               "whose outputs `qcheck verify` then checks with the case's rules.\n");
+        printf("usage: qcheck export --case NAME [--params k=v,...] --out FILE.h5|DIR\n"
+               "Writes case instances (inputs, expected outputs, params; for gemm also the quantized operands\n"
+               "the kernel consumes) for an external runner, whose outputs `qcheck verify` then checks with\n"
+               "the case's rules. --params selects every instance of any tier that has those values; when\n"
+               "none has, it makes the one instance of these values (others from the case's first instance).\n"
+               "--out FILE.h5 takes exactly one instance; --out DIR writes DIR/<case>/<params>.h5 for each.\n");
         return QC_EXIT_OK;
     }
-    const char *out = qc_opt(&a, "out");
+    const char *out = qc_opt(&a, "out"), *case_arg = qc_opt(&a, "case");
     qc_case *cases;
-    int ncases, which = 0;
+    int ncases, n = 0, rc;
     qc_instance *inst = NULL;
-    if (!out) {
-        qc_error(a.cmd, "--out is required");
+    if (!out || !case_arg) {
+        qc_error(a.cmd, "--case and --out are required");
         return QC_EXIT_USAGE;
     }
     if (load_cases(a.cmd, &cases, &ncases))
         return QC_EXIT_USAGE;
-    int rc = pick_instance(&a, cases, ncases, &inst, &which);
-    if (rc == QC_EXIT_OK && !(rc = qc_check_all_used(&a)))
-        rc = write_instance(a.cmd, &inst[which], out);
-    if (rc == QC_EXIT_OK)
-        printf("exported %s to %s\n", inst[which].id, out);
+    const qc_case *c = find_case(cases, ncases, case_arg);
+    if (!c) {
+        qc_error(a.cmd, "unknown case '%s' (qcheck list cases)", case_arg);
+        rc = QC_EXIT_USAGE;
+    } else {
+        rc = select_instances(&a, c, &inst, &n) || qc_check_all_used(&a) ? QC_EXIT_USAGE : QC_EXIT_OK;
+    }
+    if (!rc && ends_with(out, ".h5") && n != 1) {
+        qc_error(a.cmd, "--params selects %d instances of %s: give --out DIR to write each, or more params", n, c->name);
+        rc = QC_EXIT_USAGE;
+    }
+    if (!rc && ends_with(out, ".h5")) {
+        rc = write_instance(a.cmd, &inst[0], out);
+        if (!rc)
+            printf("exported %s to %s\n", inst[0].id, out);
+    } else if (!rc) {
+        char path[2048], folder[1024];
+        snprintf(folder, sizeof folder, "%s/%s", out, c->name);
+        if (qc_mkdirs(folder)) {
+            qc_error(a.cmd, "--out: cannot create %s", folder);
+            rc = QC_EXIT_USAGE;
+        }
+        for (int i = 0; !rc && i < n; i++) {
+            qc_golden_path(out, &inst[i], "ref", path, sizeof path);
+            rc = write_instance(a.cmd, &inst[i], path);
+        }
+        if (!rc)
+            printf("exported %d instance%s of %s to %s/\n", n, n == 1 ? "" : "s", c->name, folder);
+    }
     free(inst);
     qc_cases_free(cases, ncases);
     return rc;
@@ -352,6 +408,11 @@ int cmd_verify(int argc, char **argv)
         qc_error(a.cmd, c ? "%s" : "the golden's case '%s' has no case file", c ? err : m.case_name);
     } else {
         qc_result r = {0};
+        if (qc_outputs_adopt_dtypes(&got, &expected, err, sizeof err)) {
+            qc_error(a.cmd, "%s: %s", outputs, err);
+            qc_cases_free(cases, ncases);
+            goto done;
+        }
         qc_judge(c, &p, &inputs, &expected, &got, 8, &r);
         printf("%s  %s vs %s  %s\n", qc_verdict_name(r.verdict), golden, outputs, r.figures);
         if (r.verdict != QC_PASS)

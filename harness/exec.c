@@ -205,17 +205,6 @@ static void describe_exit(int status, int timed_out, double seconds, char *out, 
         snprintf(out, len, "the command exited 0");
 }
 
-/* A dataset the process wrote without qc_dtype (golden.h: it then reads as its storage name)
- * takes the dtype of the expected tensor of the same name and storage (docs/exec.md). */
-static void adopt_dtypes(qc_tensor_set *got, qc_tensor_set *expected)
-{
-    for (int i = 0; i < got->n; i++) {
-        qc_tensor *g = &got->t[i], *e = qc_set_find(expected, g->name);
-        if (e && e->storage == g->storage && !strcmp(g->dtype, qc_storage_name(g->storage)))
-            snprintf(g->dtype, sizeof g->dtype, "%s", e->dtype);
-    }
-}
-
 /* Item j's outcome from the files the process left. */
 static void judge_item(const batch *b, int j, const qc_work *w, const qc_run_config *cfg, const char *exit_note,
                        const char *stderr_tail, qc_result *r)
@@ -257,8 +246,13 @@ static void judge_item(const batch *b, int j, const qc_work *w, const qc_run_con
             snprintf(r->figures, sizeof r->figures, "expected outputs lost");
             snprintf(r->detail, sizeof r->detail, "  %s\n", err);
         } else {
-            adopt_dtypes(&got, &expected);
-            qc_judge(w->inst->c, &w->inst->params, &inputs, &expected, &got, cfg->show, r);
+            if (qc_outputs_adopt_dtypes(&got, &expected, err, sizeof err)) {
+                r->verdict = QC_ERROR;
+                snprintf(r->figures, sizeof r->figures, "wrong output dtype");
+                snprintf(r->detail, sizeof r->detail, "  %s\n", err);
+            } else {
+                qc_judge(w->inst->c, &w->inst->params, &inputs, &expected, &got, cfg->show, r);
+            }
             if (cfg->keep_failing && r->verdict == QC_FAIL)
                 qc_keep_failing(cfg->keep_failing, w->inst, w->backend->name, &inputs, &expected, &got, r);
         }

@@ -12,5 +12,10 @@ void qc_instance_meta(const qc_instance *in, const char *backend, qc_golden_meta
 /* DIR/<case>/<params>.h5 (ref) or DIR/<case>/<params>__<backend>.h5 */
 void qc_golden_path(const char *dir, const qc_instance *in, const char *backend, char *out, size_t len);
 int qc_mkdirs(const char *path);
+/* Outputs written by another tool without qc_dtype (golden.h reads them as their storage name)
+ * take the dtype of the expected tensor of the same name and storage (a bf16 output written as
+ * plain uint16 is bf16), and its shape when they hold as many elements (docs/exec.md). */
+/* A qc_dtype that names another dtype than the op's is an error (2, err names the output). */
+int qc_outputs_adopt_dtypes(qc_tensor_set *got, qc_tensor_set *expected, char *err, size_t errlen);
 
 #endif

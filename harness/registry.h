@@ -44,6 +44,10 @@ typedef struct qc_op {
     qc_op_fn reference;   /* the `ref` backend: libqcref */
     size_t slot;          /* offsetof(qcheck_backend, <op>): the ABI slot */
     qc_op_abi_fn abi;     /* the adapter of that slot */
+    /* NULL, or what the instance's inputs imply that its kernel consumes (gemm: the quantized
+     * operands), added to c->out, which is the inputs set: an exported instance is the whole
+     * contract of a kernel */
+    qc_op_fn derived_inputs;
 } qc_op;
 
 /* A gate self-test's implementation of one op: harness hooks, on purpose (harness/gate/). */

@@ -510,7 +510,53 @@ int qc_gemm_op(qc_op_call *c, qc_gemm_tweak tweak)
 
 static int ref_gemm(qc_op_call *c) { return qc_gemm_op(c, NULL); }
 
+/* The scale grid [rows, cols] of a quantized operand's spec (canonical layout). */
+static void scale_grid(const qc_quant_job *j, int64_t *rows, int64_t *cols)
+{
+    int64_t ns = (int64_t)qcref_recipe_nscales(j->recipe, &j->policy, j->rows, j->cols);
+    *rows = j->recipe == QC_RECIPE_TENSOR ? 1
+            : j->recipe == QC_RECIPE_BLOCK ? ((int64_t)j->rows + j->policy.block_r - 1) / j->policy.block_r
+                                           : (int64_t)j->rows;
+    *cols = *rows ? ns / *rows : 0;
+}
+
+/* Adds side's operand tensors to c->out as "<side>.codes", "<side>.scale" (fp32 scales as f32
+ * [grid], byte scales as u8 [grid]) and "<side>.gscale". */
+static int add_operand(qc_op_call *c, char side, const qcheck_gemm_operand *v)
+{
+    char name[QC_NAME_LEN];
+    int64_t r = v->codes.shape[0], k = v->codes.ndim > 1 ? v->codes.shape[1] : 1, sr = r, sc = 1;
+    snprintf(name, sizeof name, "%c.codes", side);
+    if (qc_op_add_tensor(c, name, (qc_storage)v->codes.storage, v->codes.dtype, r, k, v->codes.data))
+        return 2;
+    if (!v->scale.data)
+        return 0;
+    int f32 = v->form == QCHECK_FORM_INT8_ROW || v->spec->recipe < QC_RECIPE_MXFP8;
+    if (v->form == QCHECK_FORM_QUANTIZED)
+        scale_grid(v->spec, &sr, &sc);
+    snprintf(name, sizeof name, "%c.scale", side);
+    if (qc_op_add_tensor(c, name, f32 ? QC_ST_F32 : QC_ST_U8, f32 ? "f32" : v->scale.dtype, sr, sc, v->scale.data))
+        return 2;
+    snprintf(name, sizeof name, "%c.gscale", side);
+    return v->gscale.data ? qc_op_add_tensor(c, name, QC_ST_F32, "f32", 1, 1, v->gscale.data) : 0;
+}
+
+/* The operands as the kernel consumes them, added to the instance's inputs (an exported instance
+ * is the kernel's whole contract): a.codes, a.scale, b.codes, b.scale (+ gscale), in the forms
+ * of qcheck.h (docs/backends.md "gemm"). */
+static int gemm_operand_inputs(qc_op_call *c)
+{
+    gemm_call g;
+    abi_operand oa = {0}, ob = {0};
+    qcheck_gemm_args a = {0};
+    int rc = gemm_setup(c, &g) || operand_forms(c, &g, &oa, &ob, &a) || add_operand(c, 'a', &a.a) ||
+             add_operand(c, 'b', &a.b);
+    qc_set_free(&oa.t);
+    qc_set_free(&ob.t);
+    return rc ? 2 : 0;
+}
+
 const qc_op qc_op_gemm = {"gemm",
                           "a f32[m, k], b f32[n, k], bias f32[n] -> c [m, n] (out: bf16|f16|f32), c.bound f64; "
                           "params: kind m n k out bias profile_a profile_b ue8m0 scale_a scale_b model stages int8_ties",
-                          ref_gemm, offsetof(qcheck_backend, gemm), abi_gemm};
+                          ref_gemm, offsetof(qcheck_backend, gemm), abi_gemm, gemm_operand_inputs};

@@ -121,4 +121,4 @@ static int abi_layout(qc_op_call *c, const qcheck_backend *b)
 
 const qc_op qc_op_layout = {"layout", "x u8[src bytes] -> y u8[dst bytes] + y.mask; params: map rows cols batch "
                                       "elem_bytes and the map's own",
-                            ref_layout, offsetof(qcheck_backend, layout), abi_layout};
+                            ref_layout, offsetof(qcheck_backend, layout), abi_layout, NULL};

@@ -144,6 +144,6 @@ static int ref_dequant(qc_op_call *c) { return dequant_call(c, NULL); }
 const qc_op qc_op_quant = {"quant",
                            "x f32[rows, cols] -> q, scale (u8, as qcheck quant writes), gscale; params: "
                            "recipe profile rows cols and the recipe's keys",
-                           ref_quant, offsetof(qcheck_backend, quant), abi_quant};
+                           ref_quant, offsetof(qcheck_backend, quant), abi_quant, NULL};
 const qc_op qc_op_dequant = {"dequant", "x f32[rows, cols] -> y f32: reference quant, then dequant; params as quant",
-                             ref_dequant, offsetof(qcheck_backend, dequant), dequant_call};
+                             ref_dequant, offsetof(qcheck_backend, dequant), dequant_call, NULL};
