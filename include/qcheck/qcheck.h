@@ -238,12 +238,25 @@ typedef qcheck_status (*qcheck_moe_cpu_fn)(const qcheck_moe_cpu_args *, qcheck_c
      sizeof(qcheck_layout_args), sizeof(qcheck_gemm_args), sizeof(qcheck_moe_args),                         \
      sizeof(qcheck_moe_cpu_args), sizeof(struct qcheck_backend)}
 
+/* qcheck_backend.flags */
+enum {
+    /* Run this backend's items in one long-lived worker process per device (started after the
+     * fork, restarted after a crash or a timeout), not a fresh child per item: for GPU backends,
+     * whose driver state must never cross a fork(2) and whose context takes long to create. A
+     * crash still makes only the item that was running ERROR. */
+    QCHECK_BACKEND_PERSISTENT = 1u
+};
+
 typedef struct qcheck_backend {
     uint32_t abi_version;          /* QCHECK_ABI_VERSION */
     uint32_t sizes[QCHECK_NSIZES]; /* QCHECK_SIZES */
     const char *name;              /* "cpu-avx512": what --backend and the reports call it */
+    unsigned flags;                /* QCHECK_BACKEND_* */
     const char *doc;               /* what it is, what it implements, what it declines */
-    const char *(*unavailable)(void); /* NULL when it can run here, else why not (every item SKIPPED) */
+    /* NULL when it can run here, else why not (every item SKIPPED). Called in the harness's own
+     * process, before any worker is forked: it must not initialise a GPU driver there (probe in a
+     * child process of its own instead). */
+    const char *(*unavailable)(void);
     qcheck_cast_fn cast;
     qcheck_decode_fn decode;
     qcheck_fp4_pack_fn fp4_pack;
