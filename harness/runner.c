@@ -248,6 +248,7 @@ void qc_print_result(const qc_result *r, int quiet_pass)
 typedef struct unit {
     int first, n;  /* its items are idx[first .. first + n) */
     int exec;
+    int worker;    /* -1, or the persistent worker (QCHECK_BACKEND_PERSISTENT) that runs it */
 } unit;
 
 typedef struct slot {
@@ -356,10 +357,104 @@ static int prepare(const qc_work *w, qc_result *r)
     return 1;
 }
 
+/* A persistent worker (QCHECK_BACKEND_PERSISTENT): one long-lived child per backend, forked from
+ * this process before the backend touches its device, that runs item after item; results go
+ * straight into the shared results array (qc_results_alloc) and an ack comes back. A crash or a
+ * timeout costs the item that was running; the next item starts a fresh worker. */
+typedef struct worker {
+    const qc_backend *backend;
+    pid_t pid;
+    int to, from;  /* item indices in, acks out */
+    int item;      /* the work index it runs, -1 when idle */
+    int next_unit; /* where its search for work goes on */
+    double deadline, began;
+} worker;
+
+static int persistent(const qc_backend *b) { return b->abi && (b->abi->flags & QCHECK_BACKEND_PERSISTENT); }
+
+#define QC_MAX_WORKERS 16
+
+static int worker_of(worker *w, int *nw, const qc_backend *b)
+{
+    for (int i = 0; i < *nw; i++)
+        if (w[i].backend == b)
+            return i;
+    if (*nw == QC_MAX_WORKERS)
+        return -1; /* more persistent backends than workers: the rest run a child per item */
+    w[*nw] = (worker){.backend = b, .item = -1};
+    return (*nw)++;
+}
+
+static void worker_loop(const qc_work *work, const qc_run_config *cfg, qc_result *results, int in, int out)
+{
+    int i;
+    while (read(in, &i, sizeof i) == (ssize_t)sizeof i) {
+        qc_result r;
+        memset(&r, 0, sizeof r);
+        qc_run_one(&work[i], cfg, &r);
+        results[i].verdict = r.verdict;
+        memcpy(results[i].figures, r.figures, sizeof r.figures);
+        memcpy(results[i].detail, r.detail, sizeof r.detail);
+        if (write(out, &i, sizeof i) != (ssize_t)sizeof i)
+            _exit(3);
+    }
+    _exit(0);
+}
+
+static int worker_start(worker *w, const qc_work *work, const qc_run_config *cfg, qc_result *results)
+{
+    int down[2], up[2];
+    fflush(stdout);
+    fflush(stderr);
+    if (pipe(down))
+        return -1;
+    if (pipe(up)) {
+        close(down[0]), close(down[1]);
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(down[1]), close(up[0]);
+        worker_loop(work, cfg, results, down[0], up[1]);
+    }
+    close(down[0]), close(up[1]);
+    if (pid < 0) {
+        close(down[1]), close(up[0]);
+        return -1;
+    }
+    w->pid = pid, w->to = down[1], w->from = up[0];
+    return 0;
+}
+
+/* The worker's child is gone (a crash) or overdue (killed): its item is ERROR. */
+static void worker_lost(worker *w, qc_result *results, int timed_out, double timeout)
+{
+    int status = 0;
+    if (timed_out)
+        kill(w->pid, SIGKILL);
+    waitpid(w->pid, &status, 0);
+    close(w->to), close(w->from);
+    qc_result *r = &results[w->item];
+    r->verdict = QC_ERROR;
+    if (timed_out) {
+        snprintf(r->figures, sizeof r->figures, "timeout after %.0f s", timeout);
+        snprintf(r->detail, sizeof r->detail, "  killed: no result within --timeout %.0f s; the backend's worker "
+                 "is restarted for the next item\n", timeout);
+    } else {
+        if (WIFSIGNALED(status))
+            snprintf(r->figures, sizeof r->figures, "crashed: signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+        else
+            snprintf(r->figures, sizeof r->figures, "worker exited %d without a result", WEXITSTATUS(status));
+        snprintf(r->detail, sizeof r->detail, "  the backend's worker died on this item; it is restarted and the run "
+                 "goes on\n");
+    }
+    w->pid = 0;
+}
+
 /* The units: each exec backend's items in batches of cfg->batch (work order inside a batch), then
  * every other item alone. Items SKIPPED here get no unit. idx lists the items unit by unit. */
 static int make_units(const qc_work *work, int n, const qc_run_config *cfg, qc_result *results, int *idx, unit *units,
-                      char *finished)
+                      char *finished, worker *workers, int *nw)
 {
     int nu = 0, ni = 0, batch = cfg->batch > 0 ? cfg->batch : 256;
     for (int i = 0; i < n; i++)
@@ -375,92 +470,169 @@ static int make_units(const qc_work *work, int n, const qc_run_config *cfg, qc_r
             if (work[e].backend != be || finished[e])
                 continue;
             if (!nu || !units[nu - 1].exec || work[idx[units[nu - 1].first]].backend != be || units[nu - 1].n >= batch)
-                units[nu++] = (unit){ni, 0, 1};
+                units[nu++] = (unit){ni, 0, 1, -1};
             units[nu - 1].n++;
             idx[ni++] = e;
         }
     }
     for (int i = 0; i < n; i++)
         if (!work[i].backend->exec_cmd && !finished[i]) {
-            units[nu++] = (unit){ni, 1, 0};
+            units[nu++] = (unit){ni, 1, 0, persistent(work[i].backend) ? worker_of(workers, nw, work[i].backend) : -1};
             idx[ni++] = i;
         }
     return nu;
 }
 
+/* The scheduler's state: fork slots for one-off units, persistent workers, and what is done. */
+typedef struct sched {
+    const qc_work *work;
+    const qc_run_config *cfg;
+    qc_result *results;
+    int n, nu, jobs, nw, next, done;
+    int *idx;
+    unit *units;
+    slot *slots;
+    double *began;
+    worker workers[QC_MAX_WORKERS];
+    char *finished;
+} sched;
+
+static void mark_done(sched *s, const unit *u)
+{
+    for (int q = 0; q < u->n; q++)
+        s->finished[s->idx[u->first + q]] = 1;
+    s->done += u->n;
+}
+
+/* Fills idle fork slots with the next units no worker takes. */
+static void fill_slots(sched *s)
+{
+    for (int j = 0; j < s->jobs; j++) {
+        while (s->next < s->nu && s->units[s->next].worker >= 0)
+            s->next++;
+        if (s->slots[j].pid || s->next >= s->nu)
+            continue;
+        unit *u = &s->units[s->next];
+        start_unit(s->work, s->idx, u, s->cfg, &s->slots[j]);
+        s->slots[j].unit = s->next++;
+        s->began[j] = qc_now();
+        if (s->slots[j].pid < 0) {
+            s->slots[j].pid = 0;
+            for (int k = 0; k < u->n; k++) {
+                qc_result *r = &s->results[s->idx[u->first + k]];
+                r->verdict = QC_ERROR;
+                snprintf(r->figures, sizeof r->figures, "cannot fork: %s", strerror(errno));
+            }
+            mark_done(s, u);
+        }
+    }
+}
+
+/* Hands each idle worker its next unit (starting the worker when it is not running). */
+static void feed_workers(sched *s)
+{
+    for (int w = 0; w < s->nw; w++) {
+        worker *k = &s->workers[w];
+        if (k->item >= 0)
+            continue;
+        while (k->next_unit < s->nu && s->units[k->next_unit].worker != w)
+            k->next_unit++;
+        if (k->next_unit >= s->nu)
+            continue;
+        int i = s->idx[s->units[k->next_unit].first];
+        if ((!k->pid && worker_start(k, s->work, s->cfg, s->results)) ||
+            write(k->to, &i, sizeof i) != (ssize_t)sizeof i) {
+            qc_result *r = &s->results[i];
+            r->verdict = QC_ERROR;
+            snprintf(r->figures, sizeof r->figures, "cannot start the backend's worker: %s", strerror(errno));
+            mark_done(s, &s->units[k->next_unit++]);
+            continue;
+        }
+        k->item = i;
+        k->began = qc_now();
+        k->deadline = k->began + s->cfg->timeout;
+    }
+}
+
+static void wait_and_collect(sched *s)
+{
+    struct pollfd pfd[96];
+    int map[96], np = 0;
+    for (int j = 0; j < s->jobs && np < 64; j++)
+        if (s->slots[j].pid) {
+            pfd[np] = (struct pollfd){.fd = s->slots[j].fd, .events = POLLIN};
+            map[np++] = j;
+        }
+    for (int w = 0; w < s->nw; w++)
+        if (s->workers[w].item >= 0) {
+            pfd[np] = (struct pollfd){.fd = s->workers[w].from, .events = POLLIN};
+            map[np++] = -1 - w;
+        }
+    if (np)
+        poll(pfd, (nfds_t)np, 100);
+    for (int k = 0; k < np; k++) {
+        int ready = pfd[k].revents & (POLLIN | POLLHUP);
+        if (map[k] < 0) {
+            worker *w = &s->workers[-1 - map[k]];
+            int ack, timed_out = !ready && qc_now() > w->deadline;
+            if (!ready && !timed_out)
+                continue;
+            if (!ready || read(w->from, &ack, sizeof ack) != (ssize_t)sizeof ack)
+                worker_lost(w, s->results, timed_out, s->cfg->timeout);
+            s->results[w->item].seconds = qc_now() - w->began;
+            mark_done(s, &s->units[w->next_unit++]);
+            w->item = -1;
+            continue;
+        }
+        slot *sl = &s->slots[map[k]];
+        const unit *u = &s->units[sl->unit];
+        if (ready) {
+            ssize_t got = read(sl->fd, (char *)sl->buf + sl->got, sl->want - sl->got);
+            if (got > 0 && (sl->got += (size_t)got) < sl->want)
+                continue;
+            finish_unit(sl, u, s->idx, s->results, 0, s->cfg, s->began[map[k]]);
+        } else if (qc_now() > sl->deadline) {
+            finish_unit(sl, u, s->idx, s->results, 1, s->cfg, s->began[map[k]]);
+        } else {
+            continue;
+        }
+        mark_done(s, u);
+    }
+}
+
 void qc_run_work(const qc_work *work, int n, const qc_run_config *cfg, qc_result *results)
 {
-    int jobs = cfg->jobs > 0 ? (cfg->jobs < 64 ? cfg->jobs : 64) : 1;
-    slot *slots = calloc((size_t)jobs, sizeof *slots);
-    char *finished = calloc((size_t)(n ? n : 1), 1);
-    int *idx = calloc((size_t)(n ? n : 1), sizeof *idx);
-    unit *units = calloc((size_t)(n ? n : 1), sizeof *units);
-    double *began = calloc((size_t)jobs, sizeof *began);
-    int nu = make_units(work, n, cfg, results, idx, units, finished);
-    int next = 0, printed = 0, done = 0, failed = 0;
+    sched s = {.work = work, .cfg = cfg, .results = results, .n = n};
+    s.jobs = cfg->jobs > 0 ? (cfg->jobs < 64 ? cfg->jobs : 64) : 1;
+    s.slots = calloc((size_t)s.jobs, sizeof *s.slots);
+    s.began = calloc((size_t)s.jobs, sizeof *s.began);
+    s.finished = calloc((size_t)(n ? n : 1), 1);
+    s.idx = calloc((size_t)(n ? n : 1), sizeof *s.idx);
+    s.units = calloc((size_t)(n ? n : 1), sizeof *s.units);
+    s.nu = make_units(work, n, cfg, results, s.idx, s.units, s.finished, s.workers, &s.nw);
     for (int i = 0; i < n; i++)
-        done += finished[i];
+        s.done += s.finished[i];
+    int printed = 0, failed = 0;
     double started = qc_now();
     while (printed < n) {
-        for (int j = 0; j < jobs && next < nu; j++)
-            if (!slots[j].pid) {
-                start_unit(work, idx, &units[next], cfg, &slots[j]);
-                slots[j].unit = next;
-                began[j] = qc_now();
-                if (slots[j].pid < 0) {
-                    slots[j].pid = 0;
-                    for (int k = 0; k < units[next].n; k++) {
-                        qc_result *r = &results[idx[units[next].first + k]];
-                        r->verdict = QC_ERROR;
-                        snprintf(r->figures, sizeof r->figures, "cannot fork: %s", strerror(errno));
-                        finished[idx[units[next].first + k]] = 1;
-                        done++;
-                    }
-                }
-                next++;
-            }
-        struct pollfd pfd[64];
-        int map[64], np = 0;
-        for (int j = 0; j < jobs && np < 64; j++)
-            if (slots[j].pid) {
-                pfd[np].fd = slots[j].fd;
-                pfd[np].events = POLLIN;
-                map[np++] = j;
-            }
-        if (np)
-            poll(pfd, (nfds_t)np, 100);
-        for (int k = 0; k < np; k++) {
-            slot *s = &slots[map[k]];
-            const unit *u = &units[s->unit];
-            int over = qc_now() > s->deadline;
-            if (pfd[k].revents & (POLLIN | POLLHUP)) {
-                ssize_t got = read(s->fd, (char *)s->buf + s->got, s->want - s->got);
-                if (got > 0 && (s->got += (size_t)got) < s->want)
-                    continue;
-                finish_unit(s, u, idx, results, 0, cfg, began[map[k]]);
-            } else if (over) {
-                finish_unit(s, u, idx, results, 1, cfg, began[map[k]]);
-            } else {
-                continue;
-            }
-            for (int q = 0; q < u->n; q++)
-                finished[idx[u->first + q]] = 1;
-            done += u->n;
-        }
-        while (printed < n && finished[printed]) {
+        fill_slots(&s);
+        feed_workers(&s);
+        wait_and_collect(&s);
+        while (printed < n && s.finished[printed]) {
             if (cfg->progress)
                 fprintf(stderr, "\r\033[K");
             failed += results[printed].verdict == QC_FAIL || results[printed].verdict == QC_ERROR;
             qc_print_result(&results[printed++], cfg->quiet_pass);
             fflush(stdout);
         }
-        progress(done, n, failed, started, cfg->progress);
+        progress(s.done, n, failed, started, cfg->progress);
     }
     if (cfg->progress && qc_now() - started > 2.0)
         fprintf(stderr, "\r\033[K");
-    free(slots);
-    free(finished);
-    free(idx);
-    free(units);
-    free(began);
+    for (int w = 0; w < s.nw; w++) /* an idle worker reads EOF and exits */
+        if (s.workers[w].pid) {
+            close(s.workers[w].to), close(s.workers[w].from);
+            waitpid(s.workers[w].pid, NULL, 0);
+        }
+    free(s.slots), free(s.began), free(s.finished), free(s.idx), free(s.units);
 }

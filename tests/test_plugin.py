@@ -35,7 +35,7 @@ def summary(out):
 
 
 def main():
-    qcheck, example, abi99, ties_away, cpu = sys.argv[1:6]
+    qcheck, example, abi99, ties_away, cpu, persistent = sys.argv[1:7]
     rc, out, err = run(qcheck, ["run", "--case", "cast_fp8", "--backend", "plugin:" + example])
     s = summary(out)
     lines = [l for l in out.splitlines() if l.split()[:1] and l.split()[0] in ("PASS", "SKIPPED", "FAIL", "ERROR")]
@@ -67,7 +67,23 @@ def main():
     rc, out, err = run(qcheck, ["run", "--case", "cast_fp8", "--quiet", "--backend", "plugin:" + cpu + ":cpu-avx512"])
     s = summary(out)
     check(s is not None and s[1] == 0 and (s[0] > 0 or s[2] > 0), "the cpu backends load as a plugin: %s %s" % (s, err.strip()))
+    test_persistent(qcheck, persistent)
     return 1 if failures else 0
+
+
+def test_persistent(qcheck, plugin):
+    """QCHECK_BACKEND_PERSISTENT: one worker serves many items; a crash and a hang cost one item each."""
+    rc, out, _ = run(qcheck, ["run", "--case", "cast_fp8", "--timeout", "2", "--backend", "plugin:" + plugin])
+    s = summary(out)
+    calls = [(int(p), int(c)) for p, c in re.findall(r"pid (\d+) call (\d+)", out)]
+    check(calls and max(c for _, c in calls) > 10 and len({p for p, _ in calls}) < len(calls),
+          "one worker process serves many items (%d declined items, %d processes)" % (len(calls), len({p for p, _ in calls})))
+    crashed = [l for l in out.splitlines() if l.startswith("ERROR") and "n=7]" in l]
+    hung = [l for l in out.splitlines() if l.startswith("ERROR") and "n=1]" in l]
+    passed = [l for l in out.splitlines() if l.startswith("PASS")]
+    check(len(crashed) == 6 and all("crashed: signal 11" in l for l in crashed), "a crash is ERROR for its item (%d)" % len(crashed))
+    check(len(hung) == 6 and all("timeout" in l for l in hung), "a hang is ERROR after --timeout (%d)" % len(hung))
+    check(len(passed) == 12 and s and s[1] == 12, "every other item still passes after the restarts: %s" % (s,))
 
 
 if __name__ == "__main__":
