@@ -30,6 +30,7 @@ typedef struct gctx {
     size_t errlen;
     reason *why; /* the innermost message of the last failed HDF5 call */
     int lenient; /* a file from another tool: qcheck's attributes optional (qc_golden_read_outputs) */
+    int raw;     /* an ephemeral file: contiguous datasets, no filters, no fsync (qc_golden_meta.ephemeral) */
 } gctx;
 
 #if defined(__GNUC__)
@@ -57,7 +58,7 @@ int qc_golden_write(const char *path, const qc_golden_meta *m, const qc_tensor_s
                     const qc_tensor_set *outputs, const qc_tensor_set *const *stages,
                     const char *const *stage_names, int nstages, char *err, size_t errlen)
 {
-    gctx c = {path, err, errlen, NULL, 0};
+    gctx c = {path, err, errlen, NULL, 0, 0};
     (void)m, (void)inputs, (void)outputs, (void)stages, (void)stage_names, (void)nstages;
     return fail(&c, "qcheck was built without HDF5 (install libhdf5-dev and reconfigure)");
 }
@@ -65,7 +66,7 @@ int qc_golden_write(const char *path, const qc_golden_meta *m, const qc_tensor_s
 int qc_golden_read(const char *path, qc_golden_meta *m, qc_tensor_set *inputs,
                    qc_tensor_set *outputs, char *err, size_t errlen)
 {
-    gctx c = {path, err, errlen, NULL, 0};
+    gctx c = {path, err, errlen, NULL, 0, 0};
     (void)m, (void)inputs, (void)outputs;
     return fail(&c, "qcheck was built without HDF5 (install libhdf5-dev and reconfigure)");
 }
@@ -73,7 +74,7 @@ int qc_golden_read(const char *path, qc_golden_meta *m, qc_tensor_set *inputs,
 int qc_golden_stage_names(const char *path, char names[][QC_NAME_LEN], int max, int *n, char *err,
                           size_t errlen)
 {
-    gctx c = {path, err, errlen, NULL, 0};
+    gctx c = {path, err, errlen, NULL, 0, 0};
     (void)names, (void)max;
     if (n)
         *n = 0;
@@ -83,7 +84,7 @@ int qc_golden_stage_names(const char *path, char names[][QC_NAME_LEN], int max, 
 int qc_golden_read_stage(const char *path, const char *stage, qc_tensor_set *out, char *err,
                          size_t errlen)
 {
-    gctx c = {path, err, errlen, NULL, 0};
+    gctx c = {path, err, errlen, NULL, 0, 0};
     (void)stage, (void)out;
     return fail(&c, "qcheck was built without HDF5 (install libhdf5-dev and reconfigure)");
 }
@@ -440,13 +441,13 @@ static void chunk_dims(const hsize_t *dims, int ndim, size_t esize, hsize_t *chu
 /* Chunked + shuffle + deflate + fletcher32 (the checksum last, so it covers the compressed bytes
  * on disk) when the tensor has elements; contiguous otherwise, as HDF5 can chunk neither an
  * empty nor a scalar dataspace. No timestamps: the file depends only on its content. */
-static hid_t make_dcpl(const qc_tensor *t, const hsize_t *dims)
+static hid_t make_dcpl(const qc_tensor *t, const hsize_t *dims, int raw)
 {
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     if (dcpl < 0 || H5Pset_obj_track_times(dcpl, 0) < 0 ||
         H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0)
         goto bad;
-    if (t->ndim > 0 && t->nbytes > 0) {
+    if (t->ndim > 0 && t->nbytes > 0 && !raw) {
         hsize_t chunk[QC_MAX_DIMS];
         size_t esize = qc_storage_size(t->storage);
         chunk_dims(dims, t->ndim, esize, chunk);
@@ -469,7 +470,7 @@ static int write_tensor(const gctx *c, hid_t grp, const char *where, const qc_te
     for (int i = 0; i < t->ndim; i++)
         dims[i] = (hsize_t)t->shape[i];
     hid_t space = t->ndim ? H5Screate_simple(t->ndim, dims, NULL) : H5Screate(H5S_SCALAR);
-    hid_t dcpl = make_dcpl(t, dims), ds = -1;
+    hid_t dcpl = make_dcpl(t, dims, c->raw), ds = -1;
     if (space >= 0 && dcpl >= 0)
         ds = H5Dcreate2(grp, t->name, file_type(t->storage), space, H5P_DEFAULT, dcpl,
                         H5P_DEFAULT);
@@ -621,7 +622,7 @@ static int finish_temp(const gctx *c, hid_t f, const char *tmp, int rc)
 {
     if (H5Fclose(f) < 0 && !rc)
         rc = fail(c, "closing the temporary file %s failed (%s)", tmp, h5why(c));
-    if (!rc && sync_file(tmp) != 0)
+    if (!rc && !c->raw && sync_file(tmp) != 0) /* an ephemeral file need not outlive a crash */
         rc = fail(c, "fsync of the temporary file %s failed (%s)", tmp, strerror(errno));
     if (!rc && rename(tmp, c->path) != 0)
         rc = fail(c, "cannot rename %s to it (%s)", tmp, strerror(errno));
@@ -635,7 +636,7 @@ int qc_golden_write(const char *path, const qc_golden_meta *m, const qc_tensor_s
                     const char *const *stage_names, int nstages, char *err, size_t errlen)
 {
     quiet q;
-    gctx c = {path, err, errlen, &q.last, 0};
+    gctx c = {path, err, errlen, &q.last, 0, m && m->ephemeral};
     char tmp[4096];
     quiet_on(&q);
     int rc = check_args(&c, m, stages, stage_names, nstages);
@@ -900,7 +901,7 @@ int qc_golden_read(const char *path, qc_golden_meta *m, qc_tensor_set *inputs,
                    qc_tensor_set *outputs, char *err, size_t errlen)
 {
     quiet q;
-    gctx c = {path, err, errlen, &q.last, 0};
+    gctx c = {path, err, errlen, &q.last, 0, 0};
     qc_golden_meta local;
     hid_t f;
     quiet_on(&q);
@@ -951,7 +952,7 @@ int qc_golden_stage_names(const char *path, char names[][QC_NAME_LEN], int max, 
                           size_t errlen)
 {
     quiet q;
-    gctx c = {path, err, errlen, &q.last, 0};
+    gctx c = {path, err, errlen, &q.last, 0, 0};
     hid_t f;
     if (!n || (max > 0 && !names))
         return fail(&c, "qc_golden_stage_names: NULL output arguments");
@@ -971,7 +972,7 @@ int qc_golden_read_stage(const char *path, const char *stage, qc_tensor_set *out
                          size_t errlen)
 {
     quiet q;
-    gctx c = {path, err, errlen, &q.last, 0};
+    gctx c = {path, err, errlen, &q.last, 0, 0};
     char gpath[QC_NAME_LEN + 16];
     hid_t f;
     if (!out)
@@ -994,7 +995,7 @@ int qc_golden_read_stage(const char *path, const char *stage, qc_tensor_set *out
 int qc_golden_read_outputs(const char *path, qc_tensor_set *out, char *err, size_t errlen)
 {
     quiet q;
-    gctx c = {path, err, errlen, &q.last, 1};
+    gctx c = {path, err, errlen, &q.last, 1, 0};
     hid_t f;
     if (!out)
         return fail(&c, "qc_golden_read_outputs: NULL output set");

@@ -37,6 +37,9 @@ typedef struct qc_golden_meta {
     char backend[48];
     char git_revision[64];
     char created[32]; /* ISO 8601 UTC, supplied by the caller (the store adds no clock) */
+    int ephemeral; /* write only: a file that lives a moment on one machine (the exec backend's
+                      batches): contiguous datasets, no filters (no deflate, no fletcher32) and no
+                      fsync before the rename, which cost more than the I/O (bench/bench_golden_io.c) */
 } qc_golden_meta;
 
 /* 1 when built with HDF5; otherwise every function below fails with "built without HDF5". */

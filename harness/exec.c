@@ -91,6 +91,7 @@ static int stage_item(const batch *b, int j, const qc_work *w, qc_result *r)
     int rc = qc_instance_expected(w->inst, &inputs, &expected, err, sizeof err);
     qc_golden_meta m;
     qc_instance_meta(w->inst, w->backend->name, &m);
+    m.ephemeral = 1;
     if (!rc) {
         qc_tensor_set plain, split[QC_MAX_TENSORS];
         char names[QC_MAX_TENSORS][QC_NAME_LEN];
