@@ -54,5 +54,6 @@ int cmd_golden(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_layout(int argc, char **argv);
+int cmd_bringup(int argc, char **argv);
 
 #endif

@@ -28,6 +28,9 @@ static void usage(FILE *to)
             "  golden    generate or verify HDF5 goldens (golden generate|verify)\n"
             "  export    write one case instance to HDF5 for an external runner\n"
             "  verify    check an external runner's HDF5 outputs against a golden\n"
+            "  bringup   characterise a device's conversion instructions against the reference\n"
+            "\n"
+            "qcheck --case NAME is qcheck run --case NAME\n"
             "\n"
             "exit status: 0 success, 1 a check failed, 2 bad usage or bad input\n",
             QC_VERSION);
@@ -52,6 +55,7 @@ int main(int argc, char **argv)
         {"decode", cmd_decode}, {"cast", cmd_cast},     {"list", cmd_list},     {"run", cmd_run},
         {"golden", cmd_golden}, {"export", cmd_export}, {"verify", cmd_verify},
         {"layout", cmd_layout},     {"quant", cmd_quant},   {"dequant", cmd_dequant},
+        {"bringup", cmd_bringup},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(cmd, commands[i].name) == 0)

@@ -136,7 +136,7 @@ int qc_abi_check(const qcheck_backend *b, const char *where, char *err, size_t e
         "qcheck_tensor", "qcheck_ctx", "qc_cast_policy", "qc_recipe_policy", "qc_layout", "qcheck_quant_spec",
         "qcheck_cast_args", "qcheck_decode_args", "qcheck_fp4_pack_args", "qcheck_quant_args",
         "qcheck_dequant_args", "qcheck_layout_args", "qcheck_gemm_args", "qcheck_moe_args",
-        "qcheck_moe_cpu_args", "qcheck_backend"};
+        "qcheck_moe_cpu_args", "qcheck_finding", "qcheck_bringup_args", "qcheck_backend"};
     static const uint32_t mine[QCHECK_NSIZES] = QCHECK_SIZES;
     if (b->abi_version != QCHECK_ABI_VERSION) {
         snprintf(err, errlen, "%s: backend %s is built for qcheck ABI version %u, this qcheck speaks version %u",

@@ -35,7 +35,7 @@ def summary(out):
 
 
 def main():
-    qcheck, example, abi99, ties_away, cpu, persistent = sys.argv[1:7]
+    qcheck, example, abi99, ties_away, cpu, persistent, bringup = sys.argv[1:8]
     rc, out, err = run(qcheck, ["run", "--case", "cast_fp8", "--backend", "plugin:" + example])
     s = summary(out)
     lines = [l for l in out.splitlines() if l.split()[:1] and l.split()[0] in ("PASS", "SKIPPED", "FAIL", "ERROR")]
@@ -68,6 +68,7 @@ def main():
     s = summary(out)
     check(s is not None and s[1] == 0 and (s[0] > 0 or s[2] > 0), "the cpu backends load as a plugin: %s %s" % (s, err.strip()))
     test_persistent(qcheck, persistent)
+    test_bringup(qcheck, bringup)
     return 1 if failures else 0
 
 
@@ -84,6 +85,27 @@ def test_persistent(qcheck, plugin):
     check(len(crashed) == 6 and all("crashed: signal 11" in l for l in crashed), "a crash is ERROR for its item (%d)" % len(crashed))
     check(len(hung) == 6 and all("timeout" in l for l in hung), "a hang is ERROR after --timeout (%d)" % len(hung))
     check(len(passed) == 12 and s and s[1] == 12, "every other item still passes after the restarts: %s" % (s,))
+
+
+def test_bringup(qcheck, plugin):
+    """qcheck bringup: one line per instruction, the report files, a crash costs its backend only."""
+    import json
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        rc, out, err = run(qcheck, ["bringup", "--report", d, "--backend",
+                                    "plugin:%s:bringup-test,plugin:%s:bringup-crash" % (plugin, plugin)])
+        check(rc == 1, "a difference makes bringup exit 1 (%d) %s" % (rc, err.strip()))
+        check(re.search(r"matches +e4m3fn satfinite by the bits +vs the same by a table search: \d+ inputs", out)
+              is not None, "a matching instruction is one 'matches' line")
+        check("DIFFERS  planted.difference" in out and "3 of 1000 inputs" in out and
+              "0x40000000 -> 0x1 (expected 0x2)" in out, "a difference names its count and first examples")
+        check(re.search(r"^ERROR +plugin:.*bringup-crash: bring-up crashed: signal 11", out, re.M) is not None,
+              "a crashing bring-up is ERROR for that backend alone")
+        rep = json.load(open(os.path.join(d, "bringup.json")))
+        verdicts = [f["verdict"] for r in rep for f in r["findings"]]
+        check(verdicts == ["matches", "differs"] and rep[1]["status"] == "error", "bringup.json: %s" % verdicts)
+        md = open(os.path.join(d, "bringup.md")).read()
+        check("| `planted.difference` |" in md and "differs on 3 inputs" in md, "bringup.md has the table")
 
 
 if __name__ == "__main__":

@@ -216,6 +216,27 @@ typedef struct qcheck_moe_cpu_args {
     int nstages;
 } qcheck_moe_cpu_args;
 
+/* ---- bring-up: a device characterised against the reference (qcheck bringup) ---- */
+
+/* One instruction or path of the device, checked on every input of its domain against what the
+ * reference (or its emulation of the instruction) gives. */
+typedef struct qcheck_finding {
+    char what[96];           /* "cvt.rn.satfinite.e4m3x2.f32" */
+    char against[160];       /* "profile ptx (e4m3fn satfinite, NaN -> 0x7F), qcref device build" */
+    uint64_t inputs;         /* how many were checked (2^32 for every fp32 pattern) */
+    uint64_t mismatches;
+    int nexamples;           /* the first mismatches, at most 4 */
+    uint32_t example_input[4], example_got[4], example_expected[4];
+    double device_ms;        /* device time of generate + convert + compare */
+} qcheck_finding;
+
+/* bringup: the backend fills in what it ran on and appends its findings (at most max). */
+typedef struct qcheck_bringup_args {
+    char device[128], driver[64], toolkit[64];
+    qcheck_finding *findings;
+    int max, n;
+} qcheck_bringup_args;
+
 /* ---- the backend ---- */
 
 typedef qcheck_status (*qcheck_cast_fn)(const qcheck_cast_args *, qcheck_ctx *);
@@ -228,15 +249,17 @@ typedef qcheck_status (*qcheck_fnuz_normalize_fn)(const qcheck_fnuz_normalize_ar
 typedef qcheck_status (*qcheck_gemm_fn)(const qcheck_gemm_args *, qcheck_ctx *);
 typedef qcheck_status (*qcheck_moe_fn)(const qcheck_moe_args *, qcheck_ctx *);
 typedef qcheck_status (*qcheck_moe_cpu_fn)(const qcheck_moe_cpu_args *, qcheck_ctx *);
+typedef qcheck_status (*qcheck_bringup_fn)(qcheck_bringup_args *, qcheck_ctx *);
 
 /* The sizes the two sides must agree on, in this order. */
-#define QCHECK_NSIZES 16
+#define QCHECK_NSIZES 18
 #define QCHECK_SIZES                                                                                         \
     {sizeof(qcheck_tensor), sizeof(qcheck_ctx), sizeof(qc_cast_policy), sizeof(qc_recipe_policy),           \
      sizeof(qc_layout), sizeof(qcheck_quant_spec), sizeof(qcheck_cast_args), sizeof(qcheck_decode_args),    \
      sizeof(qcheck_fp4_pack_args), sizeof(qcheck_quant_args), sizeof(qcheck_dequant_args),                  \
      sizeof(qcheck_layout_args), sizeof(qcheck_gemm_args), sizeof(qcheck_moe_args),                         \
-     sizeof(qcheck_moe_cpu_args), sizeof(struct qcheck_backend)}
+     sizeof(qcheck_moe_cpu_args), sizeof(qcheck_finding), sizeof(qcheck_bringup_args),                      \
+     sizeof(struct qcheck_backend)}
 
 /* qcheck_backend.flags */
 enum {
@@ -267,6 +290,7 @@ typedef struct qcheck_backend {
     qcheck_gemm_fn gemm;
     qcheck_moe_fn moe;
     qcheck_moe_cpu_fn moe_cpu;
+    qcheck_bringup_fn bringup;
 } qcheck_backend;
 
 /* The first two fields of every qcheck_backend definition. */
