@@ -63,8 +63,10 @@ static int reference_quant(qc_op_call *c, const qc_quant_job *j, const float *x,
     uint8_t *sb = NULL;
     int rc = qc_quant_job_serialize(j, &qz, &qbytes, &sb, &sbytes, c->err, c->errlen);
     if (!rc) {
-        memcpy(q->data, qz.q, qbytes);
-        memcpy(scale->data, sb, sbytes);
+        if (qbytes) /* an empty tensor's views have NULL data */
+            memcpy(q->data, qz.q, qbytes);
+        if (sbytes)
+            memcpy(scale->data, sb, sbytes);
         if (gscale->data)
             memcpy(gscale->data, &qz.gscale, 4);
     }
