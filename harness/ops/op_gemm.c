@@ -415,7 +415,7 @@ static int int8_form(int8_t *codes, float *scales, int64_t rows, int64_t k, abi_
     *v = (qcheck_gemm_operand){.form = QCHECK_FORM_INT8_ROW};
     v->codes = add_view(&o->t, "codes", QC_ST_U8, "s8", rows, k, &rc);
     v->scale = add_view(&o->t, "scale", QC_ST_F32, "f32", rows, -1, &rc);
-    if (!rc && rows * k)
+    if (!rc && rows > 0 && k > 0)
         memcpy(v->codes.data, codes, (size_t)(rows * k));
     if (!rc && rows)
         memcpy(v->scale.data, scales, (size_t)rows * 4);
