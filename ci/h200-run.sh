@@ -18,11 +18,11 @@ export LD_LIBRARY_PATH=$B/lib QCHECK_CASES=$PWD/cases PYTHONPATH=$PWD/python
 jobs=$(( $(nproc) > 2 ? $(nproc) - 2 : 1 ))
 step() { # name command...: output in $out/name.log; prints rc, seconds and the tail
   local name=$1 t0 rc
-  t0=$(date +%s.%N)
+  t0=$(date +%s%N)
   shift
   "$@" > "$out/$name.log" 2>&1
   rc=$?
-  printf '== %s: rc %d in %.1f s\n' "$name" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)"
+  printf '== %s: rc %d in %d ms\n' "$name" "$rc" $(( ($(date +%s%N) - t0) / 1000000 ))
   tail -n "${TAIL:-2}" "$out/$name.log"
 }
 has() { [[ " ${STEPS:-cpu plugin oracle torch cuda} " == *" $1 "* ]]; }

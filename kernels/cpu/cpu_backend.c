@@ -118,7 +118,9 @@ static qcheck_status avx512_quant(const qcheck_quant_args *a, qcheck_ctx *ctx)
         return say(ctx, QCHECK_DECLINED, "quant %s profile %s: %s", qc_recipe_name(j->recipe), j->profile->name, why);
     size_t n = j->rows * j->cols, ns = qcref_recipe_nscales(j->recipe, &j->policy, j->rows, j->cols);
     int fp4 = j->policy.elem == QC_E2M1, byte_scales = j->recipe >= QC_RECIPE_MXFP8;
-    qc_quantized qz = {j->rows, j->cols, fp4 ? malloc(n + 1) : a->q.data, malloc(4 * ns + 4), malloc(ns + 1), 0, ns};
+    /* FP4 codes are packed afterwards, and an empty tensor's view has no data: both via a scratch buffer */
+    int scratch = fp4 || n == 0;
+    qc_quantized qz = {j->rows, j->cols, scratch ? malloc(n + 1) : a->q.data, malloc(4 * ns + 4), malloc(ns + 1), 0, ns};
     qcheck_status st = QCHECK_OK;
     if (!qz.q || !qz.scale_f32 || !qz.scale_u8)
         st = say(ctx, QCHECK_FAILED, "out of memory");
@@ -126,17 +128,17 @@ static qcheck_status avx512_quant(const qcheck_quant_args *a, qcheck_ctx *ctx)
                              j->has_gscale ? &j->gscale_encode : NULL, &qz))
         st = say(ctx, QCHECK_DECLINED, "quant %s profile %s", qc_recipe_name(j->recipe), j->profile->name);
     if (!st) {
-        if (fp4)
+        if (fp4 && n)
             pack_fp4(qz.q, n, a->q.data);
         const void *scales = byte_scales ? (const void *)qz.scale_u8 : (const void *)qz.scale_f32;
         if (j->has_sf_layout)
             qc_avx512_sf128x4(scales, 1, j->sf_layout.R, j->sf_layout.C, a->scale.data);
-        else
+        else if (ns)
             memcpy(a->scale.data, scales, byte_scales ? ns : 4 * ns);
         if (a->gscale.data)
             memcpy(a->gscale.data, &qz.gscale, 4);
     }
-    if (fp4)
+    if (scratch)
         free(qz.q);
     free(qz.scale_f32), free(qz.scale_u8);
     return st;

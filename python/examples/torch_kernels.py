@@ -27,9 +27,17 @@ def _torch():
     return torch
 
 
+# The params that override one rule of a profile (qcheck cast --help): torch has only its own.
+POLICY_KEYS = ("overflow", "nan", "nan-code", "ties", "nonan", "zero-sign", "e8m0", "e8m0-emax", "e8m0-mbits",
+               "e8m0-decode")
+
+
 @qcheck.kernel("cast", profile="torch", to=tuple(FP8))
 def cast(inputs, params):
     torch = _torch()
+    changed = [k for k in POLICY_KEYS if k in params]
+    if changed:
+        raise qcheck.Declined("the item changes %s of the torch profile; torch's cast has only its own rules" % changed)
     x = torch.from_numpy(np.ascontiguousarray(inputs["x"])).to(DEVICE)
     y = x.to(getattr(torch, FP8[params["to"]]))
     return {"y": qcheck.Tensor(y.view(torch.uint8).cpu().numpy(), qc_dtype=params["to"])}
@@ -52,10 +60,12 @@ def _scales(torch, inputs, kind, m, n, k):
     return sa.reshape(m, kb).t().contiguous().t(), sb.reshape(-1, kb).t()
 
 
-@qcheck.kernel("gemm", kind=("fp8_tensor", "fp8_rowwise", "fp8_block"), model=("exact", "grouped"))
+@qcheck.kernel("gemm", kind=("fp8_tensor", "fp8_rowwise", "fp8_block"))
 def scaled_mm(inputs, params):
     torch = _torch()
     kind, out = params["kind"], params.get("out", "bf16")
+    if params.get("model", "exact") not in ("exact", "grouped"):
+        raise qcheck.Declined("model %s is another kernel's rounding (sgl-kernel's CPU path)" % params["model"])
     m, n, k = (int(params[x]) for x in ("m", "n", "k"))
     if params.get("bias", "0") != "0":
         raise qcheck.Declined("bias: the cases add it in fp32 before the output rounding; _scaled_mm takes it in the out dtype")
@@ -66,8 +76,13 @@ def scaled_mm(inputs, params):
     a = torch.from_numpy(np.ascontiguousarray(inputs["a.codes"])).to(DEVICE).view(torch.float8_e4m3fn)
     b = torch.from_numpy(np.ascontiguousarray(inputs["b.codes"])).to(DEVICE).view(torch.float8_e4m3fn)
     sa, sb = _scales(torch, inputs, kind, m, n, k)
+    mp = m
+    if kind == "fp8_block" and m % 4:  # cuBLASLt's 1x128 scales want M padded to 4 (docs/spec/formats.md §9.4)
+        mp = m + 4 - m % 4
+        a = torch.cat([a, torch.zeros(mp - m, k, dtype=a.dtype, device=a.device)])
+        sa = torch.cat([sa, torch.ones(mp - m, sa.shape[1], device=sa.device)]).t().contiguous().t()
     try:
-        c = torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=_out_dtype(torch, out))
+        c = torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=_out_dtype(torch, out))[:m]
     except (RuntimeError, TypeError, NotImplementedError) as e:
         raise qcheck.Declined("torch %s _scaled_mm refuses kind %s: %s" % (torch.__version__, kind, str(e).splitlines()[0][:200]))
     c = c.contiguous()
