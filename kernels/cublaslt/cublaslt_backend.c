@@ -15,7 +15,10 @@
  *
  * The harness runs the items of a PERSISTENT backend in one long-lived worker per device, so the
  * library, handle, stream, workspace, device buffers and plans (lt_gemm.h) live for the worker's
- * life; the harness's own process only ever probes, in a child (unavailable()). */
+ * life; the harness's own process only ever probes, in a child (unavailable()). The device side
+ * is behind lt_device.h: lt_gemm.c (cuBLASLt) for this backend; built with QC_LT_MODEL on
+ * lt_model.c (a CPU model of the same packed problem) this file is the test-only plugin
+ * backend cublaslt-model. */
 #define _GNU_SOURCE /* fork, pipe, alarm */
 #include <errno.h>
 #include <signal.h>
@@ -26,8 +29,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lt_gemm.h"
+#include "lt_device.h"
 #include "qcheck/qcheck.h"
+
+#if defined(QC_LT_MODEL)
+#define QC_LT_NAME "cublaslt-model"
+#else
+#define QC_LT_NAME "cublaslt"
+#endif
 
 static qcheck_status say(qcheck_ctx *ctx, qcheck_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static qcheck_status say(qcheck_ctx *ctx, qcheck_status st, const char *fmt, ...)
@@ -40,55 +49,14 @@ static qcheck_status say(qcheck_ctx *ctx, qcheck_status st, const char *fmt, ...
     return st;
 }
 
-/* ---- this process's cuBLASLt (the worker's) ---- */
+/* ---- this process's device context (the worker's) ---- */
 
-static qc_lt_ctx lt;
-static int lt_state;          /* 0 not opened, 1 open, 2 failed, 3 the device is not sm_90 */
+static int lt_state;          /* 0 not opened, 1 open, 2 failed, 3 the device is not one we drive */
 static int lt_device = -1;
 static char lt_why[1600];
 static char lt_libpath[512];  /* the library the probe found, inherited by the workers */
 
 /* ---- unavailable(): a probe in a child process, answered once ---- */
-
-/* In the probe child: a GPU of sm_90, the library, a handle. 0 with the library's path in out,
- * else 1 with the reason in out. */
-static int probe_here(char *out, size_t n)
-{
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess) {
-        snprintf(out, n, "no usable NVIDIA GPU: cudaGetDeviceCount: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
-        return 1;
-    }
-    int sm90 = -1, major = 0, minor = 0;
-    for (int d = 0; d < count && sm90 < 0; d++)
-        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d) == cudaSuccess && major == 9)
-            sm90 = d;
-    if (sm90 < 0) {
-        struct cudaDeviceProp p;
-        memset(&p, 0, sizeof p);
-        if (count)
-            cudaGetDeviceProperties(&p, 0);
-        snprintf(out, n, "no sm_90 GPU among the %d device(s) (device 0: %s sm_%d%d): cuBLASLt's outer-vector and "
-                 "128-block FP8 scaling are Hopper's", count, count ? p.name : "none", p.major, p.minor);
-        return 1;
-    }
-    qc_lt_ctx c;
-    memset(&c, 0, sizeof c);
-    if (qc_lt_load(&c.lib, NULL, out, n))
-        return 1;
-    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, sm90);
-    cudaSetDevice(sm90);
-    cublasStatus_t st = c.lib.Create(&c.handle);
-    if (st != CUBLAS_STATUS_SUCCESS) {
-        snprintf(out, n, "cublasLtCreate on device %d: %s (cuBLASLt %zu at %s)", sm90, qc_lt_status(&c, st),
-                 c.lib.version, c.lib.path);
-        return 1;
-    }
-    c.lib.Destroy(c.handle);
-    snprintf(out, n, "%s", c.lib.path);
-    return 0;
-}
 
 /* Forks the probe so that the calling process never initialises the driver; the child answers
  * "+PATH" or "-REASON" through a pipe. */
@@ -112,7 +80,7 @@ static const char *probe(char *why, size_t n)
         close(fd[0]);
         signal(SIGALRM, SIG_DFL);
         alarm(120); /* a wedged driver must not hang the harness */
-        int bad = probe_here(out + 1, sizeof out - 1);
+        int bad = qc_lt_dev_probe(out + 1, sizeof out - 1);
         out[0] = bad ? '-' : '+';
         size_t len = strlen(out), off = 0;
         while (off < len) {
@@ -257,20 +225,17 @@ static const char *bad_sizes(const qcheck_gemm_args *a, const qc_lt_shape *s, ch
 static qcheck_status lt_ready(qcheck_ctx *ctx)
 {
     if (lt_state && lt_device != ctx->device) { /* another device: start over there */
-        if (lt_state == 1)
-            qc_lt_close(&lt);
+        qc_lt_dev_close();
         lt_state = 0;
     }
     if (!lt_state) {
-        int rc = qc_lt_open(&lt, ctx->device, lt_libpath, lt_why, sizeof lt_why);
+        int rc = qc_lt_dev_open(ctx->device, lt_libpath, lt_why, sizeof lt_why);
         lt_device = ctx->device;
         lt_state = rc == 0 ? 1 : rc == 1 ? 3 : 2;
-        if (rc)
-            qc_lt_close(&lt);
     }
     if (lt_state == 1)
         return QCHECK_OK;
-    return say(ctx, lt_state == 3 ? QCHECK_DECLINED : QCHECK_FAILED, "cublaslt: %s", lt_why);
+    return say(ctx, lt_state == 3 ? QCHECK_DECLINED : QCHECK_FAILED, QC_LT_NAME ": %s", lt_why);
 }
 
 /* A host buffer of at least `bytes`, kept between calls. */
@@ -286,42 +251,24 @@ static void *host_buffer(int which, size_t bytes)
     return buf[which];
 }
 
-#define CUDA_OR_FAIL(call)                                                                                     \
-    do {                                                                                                       \
-        cudaError_t e_ = (call);                                                                               \
-        if (e_ != cudaSuccess)                                                                                 \
-            return say(ctx, QCHECK_FAILED, "cublaslt: %s: %s (%s)", #call, cudaGetErrorName(e_),               \
-                       cudaGetErrorString(e_));                                                                \
-    } while (0)
-
-/* rows x k codes to a rows_p x kp zero-padded device buffer. */
-static cudaError_t upload_codes(void *dst, const void *src, int64_t rows, int64_t k, int64_t rows_p, int64_t kp)
-{
-    cudaError_t e = cudaSuccess;
-    if (rows != rows_p || k != kp)
-        e = cudaMemsetAsync(dst, 0, (size_t)(rows_p * kp), lt.stream);
-    if (e == cudaSuccess && rows)
-        e = cudaMemcpy2DAsync(dst, (size_t)kp, src, (size_t)k, (size_t)k, (size_t)rows, cudaMemcpyHostToDevice,
-                              lt.stream);
-    return e;
-}
-
 static qcheck_status lt_gemm(const qcheck_gemm_args *a, qcheck_ctx *ctx)
 {
-    char why[768];
+    char why[1600];
     if (declines(a, why, sizeof why))
         return say(ctx, QCHECK_DECLINED, "%s", why);
+    if (a->m == 0 || a->n == 0) /* nothing to compute (and no scales to check) */
+        return a->c.nbytes ? say(ctx, QCHECK_BAD_INPUT, QC_LT_NAME ": c of %zu bytes for an empty product",
+                                 a->c.nbytes)
+                           : QCHECK_OK;
     qc_lt_shape s;
     qc_lt_shape_of(a->kind, a->m, a->n, a->k, &s);
     if (bad_sizes(a, &s, why, sizeof why))
-        return say(ctx, QCHECK_BAD_INPUT, "cublaslt: %s", why);
+        return say(ctx, QCHECK_BAD_INPUT, QC_LT_NAME ": %s", why);
     const float *bias = a->bias.data;
-    if (a->m == 0 || a->n == 0)
-        return QCHECK_OK;
     if (a->k == 0) { /* an empty sum: c = bias (or 0), no matmul */
         float *zero = calloc((size_t)(a->m * a->n), sizeof *zero);
         if (!zero)
-            return say(ctx, QCHECK_FAILED, "cublaslt: out of memory");
+            return say(ctx, QCHECK_FAILED, QC_LT_NAME ": out of memory");
         qc_lt_epilogue(a->out, zero, a->m, a->n, a->n, bias, a->c.data);
         free(zero);
         return QCHECK_OK;
@@ -329,47 +276,37 @@ static qcheck_status lt_gemm(const qcheck_gemm_args *a, qcheck_ctx *ctx)
     qcheck_status st = lt_ready(ctx);
     if (st)
         return st;
-    /* with a bias cuBLASLt writes fp32 and the host adds the bias (its BIAS epilogue wants a bf16
-     * bias for fp8 matmuls); without, cuBLASLt rounds to the output format itself */
+    /* with a bias cuBLASLt writes fp32 and the host adds the bias (cuBLASLt's BIAS epilogue takes a
+     * bf16 bias in fp8 matmuls); without, cuBLASLt rounds to the output format itself */
     qc_format dfmt = bias ? QC_F32 : a->out;
-    size_t des = dfmt == QC_F32 ? 4 : 2;
-    void *dA = qc_lt_buffer(&lt, QC_LT_BUF_A, (size_t)(s.Np * s.Kp), why, sizeof why);
-    void *dB = dA ? qc_lt_buffer(&lt, QC_LT_BUF_B, (size_t)(s.Mp * s.Kp), why, sizeof why) : NULL;
-    void *dD = dB ? qc_lt_buffer(&lt, QC_LT_BUF_D, (size_t)(s.Mp * s.Np) * des, why, sizeof why) : NULL;
-    float *dsa = dD ? qc_lt_buffer(&lt, QC_LT_BUF_SA, (size_t)s.nsa * 4, why, sizeof why) : NULL;
-    float *dsb = dsa ? qc_lt_buffer(&lt, QC_LT_BUF_SB, (size_t)s.nsb * 4, why, sizeof why) : NULL;
     float *hsa = host_buffer(0, (size_t)s.nsa * 4), *hsb = host_buffer(1, (size_t)s.nsb * 4);
-    if (!dsb)
-        return say(ctx, QCHECK_FAILED, "cublaslt: %s", why);
-    if (!hsa || !hsb)
-        return say(ctx, QCHECK_FAILED, "cublaslt: out of host memory for the scales");
-    qc_lt_plan *plan;
-    int rc = qc_lt_plan_get(&lt, &s, dfmt, dsa, dsb, &plan, why, sizeof why);
-    if (rc)
-        return say(ctx, rc == 1 ? QCHECK_DECLINED : QCHECK_FAILED, "cublaslt: %s", why);
+    void *d = bias && a->out != QC_F32 ? host_buffer(2, (size_t)(a->m * a->n) * 4) : a->c.data;
+    if (!hsa || !hsb || !d)
+        return say(ctx, QCHECK_FAILED, QC_LT_NAME ": out of host memory");
     qc_lt_pack_weight_scales(&s, a->b.scale.data, hsa);
     qc_lt_pack_act_scales(&s, a->a.scale.data, hsb);
-    CUDA_OR_FAIL(upload_codes(dA, a->b.codes.data, a->n, a->k, s.Np, s.Kp));
-    CUDA_OR_FAIL(upload_codes(dB, a->a.codes.data, a->m, a->k, s.Mp, s.Kp));
-    CUDA_OR_FAIL(cudaMemcpyAsync(dsa, hsa, (size_t)s.nsa * 4, cudaMemcpyHostToDevice, lt.stream));
-    CUDA_OR_FAIL(cudaMemcpyAsync(dsb, hsb, (size_t)s.nsb * 4, cudaMemcpyHostToDevice, lt.stream));
-    if (qc_lt_matmul(&lt, plan, dA, dB, dsa, dsb, dD, why, sizeof why))
-        return say(ctx, QCHECK_FAILED, "cublaslt: %s", why);
-    /* D is [Mp, Np] row-major: crop the first m rows and n columns */
-    void *host_d = a->c.data;
-    if (bias && a->out != QC_F32 && !(host_d = host_buffer(2, (size_t)(a->m * a->n) * 4)))
-        return say(ctx, QCHECK_FAILED, "cublaslt: out of host memory for the fp32 result");
-    CUDA_OR_FAIL(cudaMemcpy2DAsync(host_d, (size_t)a->n * des, dD, (size_t)s.Np * des, (size_t)a->n * des,
-                                   (size_t)a->m, cudaMemcpyDeviceToHost, lt.stream));
-    CUDA_OR_FAIL(cudaStreamSynchronize(lt.stream));
+    int rc = qc_lt_dev_gemm(&s, dfmt, a->a.codes.data, a->b.codes.data, hsa, hsb, d, why, sizeof why);
+    if (rc)
+        return say(ctx, rc == 1 ? QCHECK_DECLINED : QCHECK_FAILED, QC_LT_NAME ": %s", why);
     if (bias)
-        qc_lt_epilogue(a->out, host_d, a->m, a->n, a->n, bias, a->c.data);
+        qc_lt_epilogue(a->out, d, a->m, a->n, a->n, bias, a->c.data);
     return QCHECK_OK;
 }
 
+#if defined(QC_LT_MODEL)
+const char *qc_cublaslt_model_unavailable(void) { return NULL; }
+const qcheck_backend qc_backend_cublaslt_model = {
+    QCHECK_BACKEND_HEADER,
+    .name = QC_LT_NAME,
+    .flags = QCHECK_BACKEND_PERSISTENT,
+    .doc = "test only: the cublaslt adapter (kernels/cublaslt/cublaslt_backend.c) on a CPU model of what cuBLASLt "
+           "documents for its packed problem (lt_model.c), to put the adapter through the gate without a GPU",
+    .unavailable = qc_cublaslt_model_unavailable,
+    .gemm = lt_gemm};
+#else
 const qcheck_backend qc_backend_cublaslt = {
     QCHECK_BACKEND_HEADER,
-    .name = "cublaslt",
+    .name = QC_LT_NAME,
     .flags = QCHECK_BACKEND_PERSISTENT,
     .doc = "NVIDIA cuBLASLt FP8 matmul on sm_90 (kernels/cublaslt/, libcublasLt loaded at run time): gemm "
            "fp8_tensor (SCALAR_32F), fp8_rowwise (OUTER_VEC_32F), fp8_block (VEC128_32F x BLK128x128_32F), e4m3fn, "
@@ -377,3 +314,4 @@ const qcheck_backend qc_backend_cublaslt = {
            "kinds, model sgl-cpu, model grouped for fp8_block, e4m3fnuz/e5m2, non-128 groups or blocks",
     .unavailable = qc_cublaslt_unavailable,
     .gemm = lt_gemm};
+#endif

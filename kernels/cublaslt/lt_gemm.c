@@ -1,6 +1,7 @@
 /* lt_gemm.c: cuBLASLt through dlopen, and the FP8 matmul of the cublaslt backend (lt_gemm.h). */
 #define _GNU_SOURCE /* dladdr, popen */
 #include "lt_gemm.h"
+#include "lt_device.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -382,4 +383,106 @@ int qc_lt_matmul(qc_lt_ctx *c, qc_lt_plan *p, const void *dA, const void *dB, co
     cublasStatus_t st = c->lib.Matmul(c->handle, p->op, &alpha, dA, p->la, dB, p->lb, &beta, dD, p->ld, dD, p->ld,
                                       &p->algo, c->ws, QC_LT_WORKSPACE, c->stream);
     return st == CUBLAS_STATUS_SUCCESS ? 0 : say(why, n, 2, "cublasLtMatmul: %s", qc_lt_status(c, st));
+}
+
+/* ---- lt_device.h on cuBLASLt: one context for the process (the backend's worker) ---- */
+
+static qc_lt_ctx dev;
+static int dev_open;
+
+int qc_lt_dev_probe(char *out, size_t n)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        snprintf(out, n, "no usable NVIDIA GPU: cudaGetDeviceCount: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+        return 1;
+    }
+    int sm90 = -1, major = 0;
+    for (int d = 0; d < count && sm90 < 0; d++)
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d) == cudaSuccess && major == 9)
+            sm90 = d;
+    if (sm90 < 0) {
+        struct cudaDeviceProp p;
+        memset(&p, 0, sizeof p);
+        if (count)
+            cudaGetDeviceProperties(&p, 0);
+        snprintf(out, n, "no sm_90 GPU among the %d device(s) (device 0: %s sm_%d%d): cuBLASLt's outer-vector and "
+                 "128-block FP8 scaling are Hopper's", count, count ? p.name : "none", p.major, p.minor);
+        return 1;
+    }
+    qc_lt_ctx c;
+    memset(&c, 0, sizeof c);
+    if (qc_lt_load(&c.lib, NULL, out, n))
+        return 1;
+    cudaSetDevice(sm90);
+    cublasStatus_t st = c.lib.Create(&c.handle);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        snprintf(out, n, "cublasLtCreate on device %d: %s (cuBLASLt %zu at %s)", sm90, qc_lt_status(&c, st),
+                 c.lib.version, c.lib.path);
+        return 1;
+    }
+    c.lib.Destroy(c.handle);
+    snprintf(out, n, "%s", c.lib.path);
+    return 0;
+}
+
+int qc_lt_dev_open(int device, const char *libpath, char *why, size_t n)
+{
+    if (dev_open)
+        qc_lt_dev_close();
+    int rc = qc_lt_open(&dev, device, libpath, why, n);
+    if (rc)
+        qc_lt_close(&dev);
+    dev_open = !rc;
+    return rc;
+}
+
+void qc_lt_dev_close(void)
+{
+    if (dev_open)
+        qc_lt_close(&dev);
+    dev_open = 0;
+}
+
+/* rows x k codes to a rows_p x kp zero-padded device buffer. */
+static cudaError_t upload_codes(void *dst, const void *src, int64_t rows, int64_t k, int64_t rows_p, int64_t kp)
+{
+    cudaError_t e = cudaSuccess;
+    if (rows != rows_p || k != kp)
+        e = cudaMemsetAsync(dst, 0, (size_t)(rows_p * kp), dev.stream);
+    if (e == cudaSuccess && rows)
+        e = cudaMemcpy2DAsync(dst, (size_t)kp, src, (size_t)k, (size_t)k, (size_t)rows, cudaMemcpyHostToDevice,
+                              dev.stream);
+    return e;
+}
+
+int qc_lt_dev_gemm(const qc_lt_shape *s, qc_format dfmt, const void *a, const void *b, const float *sa_lt,
+                   const float *sb_lt, void *d, char *why, size_t n)
+{
+    if (!dev_open)
+        return say(why, n, 2, "the device context is not open");
+    size_t des = dfmt == QC_F32 ? 4 : 2;
+    void *dA = qc_lt_buffer(&dev, QC_LT_BUF_A, (size_t)(s->Np * s->Kp), why, n);
+    void *dB = dA ? qc_lt_buffer(&dev, QC_LT_BUF_B, (size_t)(s->Mp * s->Kp), why, n) : NULL;
+    void *dD = dB ? qc_lt_buffer(&dev, QC_LT_BUF_D, (size_t)(s->Mp * s->Np) * des, why, n) : NULL;
+    float *dsa = dD ? qc_lt_buffer(&dev, QC_LT_BUF_SA, (size_t)s->nsa * 4, why, n) : NULL;
+    float *dsb = dsa ? qc_lt_buffer(&dev, QC_LT_BUF_SB, (size_t)s->nsb * 4, why, n) : NULL;
+    if (!dsb)
+        return 2;
+    qc_lt_plan *plan;
+    int rc = qc_lt_plan_get(&dev, s, dfmt, dsa, dsb, &plan, why, n);
+    if (rc)
+        return rc;
+    CUDA_TRY(upload_codes(dA, b, s->n, s->k, s->Np, s->Kp));
+    CUDA_TRY(upload_codes(dB, a, s->m, s->k, s->Mp, s->Kp));
+    CUDA_TRY(cudaMemcpyAsync(dsa, sa_lt, (size_t)s->nsa * 4, cudaMemcpyHostToDevice, dev.stream));
+    CUDA_TRY(cudaMemcpyAsync(dsb, sb_lt, (size_t)s->nsb * 4, cudaMemcpyHostToDevice, dev.stream));
+    if (qc_lt_matmul(&dev, plan, dA, dB, dsa, dsb, dD, why, n))
+        return 2;
+    /* D is [Mp, Np] row-major: the first m rows and n columns */
+    CUDA_TRY(cudaMemcpy2DAsync(d, (size_t)s->n * des, dD, (size_t)s->Np * des, (size_t)s->n * des, (size_t)s->m,
+                               cudaMemcpyDeviceToHost, dev.stream));
+    CUDA_TRY(cudaStreamSynchronize(dev.stream));
+    return 0;
 }
