@@ -18,7 +18,7 @@ void qc_lt_shape_of(qc_gemm_kind kind, int64_t m, int64_t n, int64_t k, qc_lt_sh
     memset(s, 0, sizeof *s);
     s->kind = kind, s->m = m, s->n = n, s->k = k;
     s->Mp = round_up(m > 0 ? m : 1, 16);
-    s->Np = round_up(n > 0 ? n : 1, 16);
+    s->Np = round_up(n > 0 ? n : 1, kind == QC_GEMM_FP8_BLOCK ? 128 : 16); /* block: whole 128x128 weight blocks */
     s->Kp = round_up(k > 0 ? k : 1, kind == QC_GEMM_FP8_BLOCK ? 128 : 16);
     switch (kind) {
     case QC_GEMM_FP8_ROWWISE:

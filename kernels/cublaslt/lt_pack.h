@@ -12,8 +12,9 @@
  *     cuBLASLt B = a (the activations), transb = N, rows Kp, cols Mp, ld Kp
  *     cuBLASLt D = c^T,                              rows Np, cols Mp, ld Np
  * and cuBLASLt's M, N, K are Np, Mp, Kp. The operands are zero-padded to Mp = roundup(m, 16),
- * Np = roundup(n, 16) rows and Kp = roundup(k, 16) columns (fp8_block: roundup(k, 128), so that
- * every K block is whole); the zeros add nothing to any sum, and c is cropped from D.
+ * Np = roundup(n, 16) rows and Kp = roundup(k, 16) columns (fp8_block: Np = roundup(n, 128) and
+ * Kp = roundup(k, 128), so that every weight block and K block is whole); the zeros add nothing
+ * to any sum, and c is cropped from D.
  *
  * The scales: cuBLASLt's A scale belongs to b, its B scale to a.
  *   fp8_tensor   SCALAR_32F both: one fp32 each.

@@ -98,7 +98,8 @@ static void one_problem(qc_gemm_kind kind, int64_t m, int64_t n, int64_t k)
     CHECK(s.Mp % 16 == 0 && s.Np % 16 == 0 && s.Kp % 16 == 0 && s.Mp >= m && s.Np >= n && s.Kp >= k,
           "padding of %lld x %lld x %lld", (long long)m, (long long)n, (long long)k);
     if (kind == QC_GEMM_FP8_BLOCK)
-        CHECK(s.Kp % 128 == 0 && s.L == (k + 127) / 128 && s.L4 % 4 == 0 && (s.Np + 127) / 128 == (n + 127) / 128,
+        CHECK(s.Kp % 128 == 0 && s.Np % 128 == 0 && s.L == (k + 127) / 128 && s.L4 % 4 == 0 &&
+                  (s.Np + 127) / 128 == (n + 127) / 128,
               "block padding of k=%lld n=%lld", (long long)k, (long long)n);
     uint8_t *a = malloc((size_t)(m * k) + 1), *b = malloc((size_t)(n * k) + 1);
     size_t sab = qc_lt_canon_scale_bytes(&s, 'a'), sbb = qc_lt_canon_scale_bytes(&s, 'b');
