@@ -145,17 +145,17 @@ static void teardown(int reset)
 {
     if (S.ready) {
         if (S.dev)
-            gpuFree(S.dev);
+            (void)gpuFree(S.dev);
         if (S.host)
-            gpuFreeHost(S.host);
+            (void)gpuFreeHost(S.host);
         if (S.d_libm)
-            gpuFree(S.d_libm);
+            (void)gpuFree(S.d_libm);
         if (S.stream)
-            gpuStreamDestroy(S.stream);
+            (void)gpuStreamDestroy(S.stream);
     }
     if (reset)
-        gpuDeviceReset();
-    gpuGetLastError();
+        (void)gpuDeviceReset();
+    (void)gpuGetLastError(); /* the error is reported; clear it */
     memset(&S, 0, sizeof S);
 }
 
@@ -211,9 +211,9 @@ static qcheck_status reserve(qcheck_ctx *ctx, const qck_plan *P)
     while (cap < need)
         cap *= 2;
     if (S.dev)
-        gpuFree(S.dev), S.dev = NULL;
+        (void)gpuFree(S.dev), S.dev = NULL;
     if (S.host)
-        gpuFreeHost(S.host), S.host = NULL;
+        (void)gpuFreeHost(S.host), S.host = NULL;
     S.cap = 0;
     CK(gpuMalloc((void **)&S.dev, cap), "cudaMalloc (arena)");
     CK(gpuMallocHost((void **)&S.host, cap), "cudaMallocHost (pinned arena)");
