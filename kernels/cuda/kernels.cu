@@ -126,77 +126,92 @@ QCK_D qck_elem_op qck_group_step(const qck_quant_args &a, float amax, int64_t i,
 
 /* ---------------------------------------------------------------- the group kernel */
 
+/* One lane group's slot: amax, scale, codes. Every lane of the warp calls it (the shuffles). */
+template <typename T, int CK>
+QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const float *v, int64_t gi, bool valid, int sub)
+{
+    constexpr int N = qck_vec<T>::N;
+    const int lpg = a.lpg;
+    const int64_t ng = a.tiles_c, e0 = gi * a.tile_c + (int64_t)sub * N;
+    /* amax: the largest magnitude (bits compare as the values do), and the position of the
+     * group's first NaN (lane-major, so in element order) */
+    uint32_t mx = 0, key = QCK_NONE32, nanb = 0;
+#pragma unroll
+    for (int k = 0; k < N; k++) {
+        uint32_t b = qck_bits(v[k]) & QCK_ABS;
+        if (b > QCK_INF) {
+            if (key == QCK_NONE32)
+                key = (uint32_t)(sub * N + k), nanb = b;
+        } else {
+            mx = b > mx ? b : mx;
+        }
+    }
+    for (int off = lpg >> 1; off > 0; off >>= 1) {
+        uint32_t om = QCK_SHFL_XOR(mx, off, lpg), ok = QCK_SHFL_XOR(key, off, lpg);
+        mx = om > mx ? om : mx;
+        key = ok < key ? ok : key;
+    }
+    float amax = qck_float(mx);
+    if (a.p.amax_nan == QC_AMAX_NAN_PROPAGATE) { /* kernel-uniform: every lane takes the shuffle */
+        uint32_t nb = QCK_SHFL(nanb, key == QCK_NONE32 ? 0 : (int)(key / N), lpg);
+        if (key != QCK_NONE32)
+            amax = qck_float(nb);
+    }
+    const int64_t row = gi / ng, col = gi - row * ng;
+    const qck_elem_op op = qck_group_step(a, amax, row, col, valid && sub == 0);
+    if (!valid)
+        return;
+    float y[N];
+#pragma unroll
+    for (int k = 0; k < N; k++)
+        y[k] = qck_clamp(qck_apply(op, v[k]), a.p);
+    if (a.fp4) {
+        uint32_t packed = 0;
+#pragma unroll
+        for (int k = 0; k < N / 2; k++)
+            packed |= (qck_encode_e2m1(y[2 * k], a.p.cast) | qck_encode_e2m1(y[2 * k + 1], a.p.cast) << 4) << (8 * k);
+        if (N == 4)
+            *reinterpret_cast<uint16_t *>(a.q + e0 / 2) = (uint16_t)packed;
+        else
+            *reinterpret_cast<uint32_t *>(a.q + e0 / 2) = packed;
+    } else {
+        uint32_t w[N / 4];
+#pragma unroll
+        for (int k = 0; k < N / 4; k++)
+            w[k] = qck_code2<CK>(y[4 * k], y[4 * k + 1], m, a.p.cast) | qck_code2<CK>(y[4 * k + 2], y[4 * k + 3], m, a.p.cast)
+                                                                          << 16;
+        if (N == 4)
+            *reinterpret_cast<uint32_t *>(a.q + e0) = w[0];
+        else
+            *reinterpret_cast<uint2 *>(a.q + e0) = make_uint2(w[0], w[N / 4 - 1]);
+    }
+}
+
+/* QCK_UNROLL slots per lane and iteration, their 16-byte loads issued together (bytes in flight). */
+#define QCK_UNROLL 2
+
 template <typename T, int CK>
 __global__ void __launch_bounds__(QCK_THREADS) qck_group_kernel(const T *__restrict__ x, qck_quant_args a)
 {
     constexpr int N = qck_vec<T>::N;
     const qck_fmt m = qck_format(a.p.elem);
     const int lane = threadIdx.x & 31, lpg = a.lpg, gpw = 32 / lpg, sub = lane & (lpg - 1);
-    const int prop = a.p.amax_nan == QC_AMAX_NAN_PROPAGATE;
-    const int64_t ng = a.tiles_c, total = a.rows * ng, group = a.tile_c;
+    const int64_t total = a.rows * a.tiles_c, group = a.tile_c;
     const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int64_t nwarps = ((int64_t)gridDim.x * blockDim.x) >> 5;
-    for (int64_t base = warp * gpw; base < total; base += nwarps * gpw) {
-        const int64_t gi = base + lane / lpg;
-        const bool valid = gi < total;
-        const int64_t e0 = gi * group + (int64_t)sub * N;
-        float v[N];
-        qck_load16(x, e0, valid, v);
-        /* amax: the largest magnitude (bits compare as the values do), and the position of the
-         * group's first NaN (lane-major, so in element order) */
-        uint32_t mx = 0, key = QCK_NONE32, nanb = 0;
+    const int64_t nwarps = ((int64_t)gridDim.x * blockDim.x) >> 5, step = (int64_t)gpw * QCK_UNROLL;
+    for (int64_t base = warp * step; base < total; base += nwarps * step) { /* warp-uniform */
+        float v[QCK_UNROLL][N];
+        int64_t gi[QCK_UNROLL];
+        bool valid[QCK_UNROLL];
 #pragma unroll
-        for (int k = 0; k < N; k++) {
-            uint32_t b = qck_bits(v[k]) & QCK_ABS;
-            if (b > QCK_INF) {
-                if (key == QCK_NONE32)
-                    key = (uint32_t)(sub * N + k), nanb = b;
-            } else {
-                mx = b > mx ? b : mx;
-            }
+        for (int u = 0; u < QCK_UNROLL; u++) {
+            gi[u] = base + (int64_t)u * gpw + lane / lpg;
+            valid[u] = gi[u] < total;
+            qck_load16(x, gi[u] * group + (int64_t)sub * N, valid[u], v[u]);
         }
-        for (int off = lpg >> 1; off > 0; off >>= 1) {
-            uint32_t om = QCK_SHFL_XOR(mx, off, lpg), ok = QCK_SHFL_XOR(key, off, lpg);
-            mx = om > mx ? om : mx;
-            key = ok < key ? ok : key;
-        }
-        float amax = qck_float(mx);
-        if (prop) { /* kernel-uniform: every lane takes the shuffle */
-            uint32_t nb = QCK_SHFL(nanb, key == QCK_NONE32 ? 0 : (int)(key / N), lpg);
-            if (key != QCK_NONE32)
-                amax = qck_float(nb);
-        }
-        const int64_t row = gi / ng, col = gi - row * ng;
-        const qck_elem_op op = qck_group_step(a, amax, row, col, valid && sub == 0);
-        float y[N];
 #pragma unroll
-        for (int k = 0; k < N; k++)
-            y[k] = qck_clamp(qck_apply(op, v[k]), a.p);
-        if (!valid)
-            continue;
-        if (a.fp4) {
-            uint32_t packed = 0;
-#pragma unroll
-            for (int k = 0; k < N / 2; k++) {
-                uint32_t c0 = qck_encode_minifloat(m, y[2 * k], a.p.cast) & 0xFu;
-                uint32_t c1 = qck_encode_minifloat(m, y[2 * k + 1], a.p.cast) & 0xFu;
-                packed |= (c0 | c1 << 4) << (8 * k);
-            }
-            if (N == 4)
-                *reinterpret_cast<uint16_t *>(a.q + e0 / 2) = (uint16_t)packed;
-            else
-                *reinterpret_cast<uint32_t *>(a.q + e0 / 2) = packed;
-        } else {
-            uint32_t w[N / 4];
-#pragma unroll
-            for (int k = 0; k < N / 4; k++)
-                w[k] = qck_code2<CK>(y[4 * k], y[4 * k + 1], m, a.p.cast) |
-                       qck_code2<CK>(y[4 * k + 2], y[4 * k + 3], m, a.p.cast) << 16;
-            if (N == 4)
-                *reinterpret_cast<uint32_t *>(a.q + e0) = w[0];
-            else
-                *reinterpret_cast<uint2 *>(a.q + e0) = make_uint2(w[0], w[N / 4 - 1]);
-        }
+        for (int u = 0; u < QCK_UNROLL; u++)
+            qck_group_slot<T, CK>(a, m, v[u], gi[u], valid[u], sub);
     }
 }
 
@@ -384,7 +399,7 @@ static bool qck_group_kernel_fits(const qck_quant_args *a, int N)
 template <typename T>
 static gpuError_t qck_group_launch(const qck_quant_args &a, const T *x, int sms, gpuStream_t s)
 {
-    const int64_t groups = a.rows * a.tiles_c, per_block = (QCK_THREADS / 32) * (32 / a.lpg);
+    const int64_t groups = a.rows * a.tiles_c, per_block = (QCK_THREADS / 32) * (32 / a.lpg) * QCK_UNROLL;
     const unsigned grid = qck_grid((groups + per_block - 1) / per_block, sms);
     void (*k)(const T *, qck_quant_args) = qck_group_kernel<T, QCK_CK_SOFT>;
 #if !defined(QCK_HIP)

@@ -89,27 +89,29 @@ QCK_HD float qck_div_rn(float a, float b)
 #endif
 }
 
-/* a * b with the x86 NaN rules (see the file comment). */
-QCK_HD float qck_mul(float a, float b)
+/* The x86 result of a NaN-producing a op b: the NaN operand quieted (a's when both are), else the
+ * default NaN of an invalid operation (0 * Inf, 0 / 0, Inf / Inf). */
+QCK_HD float qck_nan_result(float a, float b)
 {
     uint32_t ab = qck_bits(a), bb = qck_bits(b);
     if (qck_isnan_bits(ab))
         return qck_float(ab | QCK_QUIET);
     if (qck_isnan_bits(bb))
         return qck_float(bb | QCK_QUIET);
+    return qck_float(QCK_X86_DEFAULT_NAN);
+}
+
+/* a * b with the x86 NaN rules (see the file comment); the IEEE product is the common case. */
+QCK_HD float qck_mul(float a, float b)
+{
     float r = qck_mul_rn(a, b);
-    return qck_isnan(r) ? qck_float(QCK_X86_DEFAULT_NAN) : r;
+    return qck_isnan(r) ? qck_nan_result(a, b) : r;
 }
 
 QCK_HD float qck_div(float a, float b)
 {
-    uint32_t ab = qck_bits(a), bb = qck_bits(b);
-    if (qck_isnan_bits(ab))
-        return qck_float(ab | QCK_QUIET);
-    if (qck_isnan_bits(bb))
-        return qck_float(bb | QCK_QUIET);
     float r = qck_div_rn(a, b);
-    return qck_isnan(r) ? qck_float(QCK_X86_DEFAULT_NAN) : r;
+    return qck_isnan(r) ? qck_nan_result(a, b) : r;
 }
 
 /* .ftz: a subnormal becomes the zero of its sign. */
@@ -119,8 +121,19 @@ QCK_HD float qck_ftz(float x)
     return (b & QCK_ABS) < 0x00800000u ? qck_float(b & 0x80000000u) : x;
 }
 
-/* mul.rn.ftz as a --use_fast_math kernel executes every multiply (arith.h qcref_mul). */
-QCK_HD float qck_mul_ftz(float a, float b) { return qck_ftz(qck_mul(qck_ftz(a), qck_ftz(b))); }
+/* mul.rn.ftz as a --use_fast_math kernel executes every multiply (arith.h qcref_mul): on NVIDIA the
+ * instruction itself (arith.h: equal to the reference's ftz(ftz(a) * ftz(b)) on 2^32 products
+ * around 2^-126, measured on an H200), with the x86 NaN rules on the flushed operands. */
+QCK_HD float qck_mul_ftz(float a, float b)
+{
+#if defined(QCK_PTX)
+    float r;
+    asm("mul.rn.ftz.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return qck_isnan(r) ? qck_nan_result(qck_ftz(a), qck_ftz(b)) : r;
+#else
+    return qck_ftz(qck_mul(qck_ftz(a), qck_ftz(b)));
+#endif
+}
 
 QCK_HD float qck_mul_mode(float a, float b, int fast) { return fast ? qck_mul_ftz(a, b) : qck_mul(a, b); }
 
@@ -290,6 +303,31 @@ QCK_HD uint32_t qck_encode_minifloat(const qck_fmt &m, float x, const qc_cast_po
             return sbit;
     }
     return sign | mag;
+}
+
+/* fp32 -> e2m1 by comparisons with the seven midpoints 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5
+ * (formats.md §3.2): a tie goes to the even code under RNE (the comparison is >= where the upper
+ * neighbour is even), toward zero (every comparison strict) or away (every one >=); beyond 5 and
+ * for Inf the code saturates at 7 (6.0). The same function as qck_encode_minifloat for e2m1, in
+ * a dozen instructions; NaN takes the policy's rule. */
+QCK_HD uint32_t qck_encode_e2m1(float x, const qc_cast_policy &p)
+{
+    uint32_t b = qck_bits(x), a = b & QCK_ABS;
+    if (a > QCK_INF)
+        return qck_nonan(qck_format(QC_E2M1), b, p.nonan);
+    float v = qck_float(a);
+    uint32_t c;
+    if (p.ties == QC_TIES_EVEN)
+        c = (v > 0.25f) + (v >= 0.75f) + (v > 1.25f) + (v >= 1.75f) + (v > 2.5f) + (v >= 3.5f) + (v > 5.0f);
+    else if (p.ties == QC_TIES_ZERO)
+        c = (v > 0.25f) + (v > 0.75f) + (v > 1.25f) + (v > 1.75f) + (v > 2.5f) + (v > 3.5f) + (v > 5.0f);
+    else
+        c = (v >= 0.25f) + (v >= 0.75f) + (v >= 1.25f) + (v >= 1.75f) + (v >= 2.5f) + (v >= 3.5f) + (v >= 5.0f);
+    if (c == 0 && p.zero_sign == QC_ZERO_DROP)
+        return 0;
+    if (c == 0 && p.zero_sign == QC_ZERO_MODELOPT && a == 0)
+        return 8;
+    return (b >> 31) << 3 | c;
 }
 
 /* A minifloat code -> fp32, exact; NaN codes of 8 bits and fewer give sign | 0x7FC00000 (ml_dtypes'
