@@ -100,17 +100,26 @@ QCK_D void qck_store_scale_u8(const qck_quant_args &a, int64_t i, int64_t j, uin
     static_cast<uint8_t *>(a.scale)[o] = (uint8_t)b;
 }
 
+/* The recipe families of the group kernel, a template parameter so that each instantiation
+ * carries only its own scale math (code size: the instruction cache). */
+enum { QCK_FAM_ANY = 0, QCK_FAM_TG = 1, QCK_FAM_MX = 2, QCK_FAM_NV = 3 };
+
 /* The scale of tile (i, j) from its amax, stored when `store`, and its element operation. */
+template <int FAM = QCK_FAM_ANY>
 QCK_D qck_elem_op qck_group_step(const qck_quant_args &a, float amax, int64_t i, int64_t j, bool store)
 {
     const qc_recipe_policy &p = a.p;
-    if (a.recipe == QC_RECIPE_MXFP8 || a.recipe == QC_RECIPE_MXFP6 || a.recipe == QC_RECIPE_MXFP4) {
+    const bool mx = FAM == QCK_FAM_MX ||
+                    (FAM == QCK_FAM_ANY && (a.recipe == QC_RECIPE_MXFP8 || a.recipe == QC_RECIPE_MXFP6 ||
+                                            a.recipe == QC_RECIPE_MXFP4));
+    const bool nv = FAM == QCK_FAM_NV || (FAM == QCK_FAM_ANY && a.recipe == QC_RECIPE_NVFP4);
+    if (FAM != QCK_FAM_TG && FAM != QCK_FAM_NV && mx) {
         uint32_t E = qck_mx_byte(amax, p, a.L);
         if (store)
             qck_store_scale_u8(a, i, j, E);
         return qck_mx_op(E, amax, p);
     }
-    if (a.recipe == QC_RECIPE_NVFP4) {
+    if (FAM != QCK_FAM_TG && FAM != QCK_FAM_MX && nv) {
         float g = a.dev_scale[0];
         uint32_t sf = qck_encode_e4m3_sf(qck_nv_sf_value(p, amax, g), p.sf_cast);
         float sfdec = qck_decode_minifloat(qck_format(QC_E4M3FN), sf);
@@ -127,7 +136,7 @@ QCK_D qck_elem_op qck_group_step(const qck_quant_args &a, float amax, int64_t i,
 /* ---------------------------------------------------------------- the group kernel */
 
 /* One lane group's slot: amax, scale, codes. Every lane of the warp calls it (the shuffles). */
-template <typename T, int CK>
+template <typename T, int CK, int FAM>
 QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const float *v, int64_t gi, bool valid, int sub)
 {
     constexpr int N = qck_vec<T>::N;
@@ -158,7 +167,7 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const float
             amax = qck_float(nb);
     }
     const int64_t row = gi / ng, col = gi - row * ng;
-    const qck_elem_op op = qck_group_step(a, amax, row, col, valid && sub == 0);
+    const qck_elem_op op = qck_group_step<FAM>(a, amax, row, col, valid && sub == 0);
     if (!valid)
         return;
     float y[N];
@@ -190,7 +199,7 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const float
 /* QCK_UNROLL slots per lane and iteration, their 16-byte loads issued together (bytes in flight). */
 #define QCK_UNROLL 2
 
-template <typename T, int CK>
+template <typename T, int CK, int FAM>
 __global__ void __launch_bounds__(QCK_THREADS) qck_group_kernel(const T *__restrict__ x, qck_quant_args a)
 {
     constexpr int N = qck_vec<T>::N;
@@ -211,7 +220,7 @@ __global__ void __launch_bounds__(QCK_THREADS) qck_group_kernel(const T *__restr
         }
 #pragma unroll
         for (int u = 0; u < QCK_UNROLL; u++)
-            qck_group_slot<T, CK>(a, m, v[u], gi[u], valid[u], sub);
+            qck_group_slot<T, CK, FAM>(a, m, v[u], gi[u], valid[u], sub);
     }
 }
 
@@ -401,10 +410,28 @@ static gpuError_t qck_group_launch(const qck_quant_args &a, const T *x, int sms,
 {
     const int64_t groups = a.rows * a.tiles_c, per_block = (QCK_THREADS / 32) * (32 / a.lpg) * QCK_UNROLL;
     const unsigned grid = qck_grid((groups + per_block - 1) / per_block, sms);
-    void (*k)(const T *, qck_quant_args) = qck_group_kernel<T, QCK_CK_SOFT>;
-#if !defined(QCK_HIP)
-    if (!a.fp4 && qck_hw_fp8_ok(a.p.elem, a.p.cast))
-        k = a.p.elem == QC_E4M3FN ? qck_group_kernel<T, QCK_CK_E4M3_HW> : qck_group_kernel<T, QCK_CK_E5M2_HW>;
+    void (*k)(const T *, qck_quant_args);
+    const bool hw = !a.fp4 && qck_hw_fp8_ok(a.p.elem, a.p.cast);
+#if defined(QCK_HIP)
+    (void)hw;
+    if (a.recipe == QC_RECIPE_NVFP4)
+        k = qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_NV>;
+    else if (a.recipe >= QC_RECIPE_MXFP8)
+        k = qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_MX>;
+    else
+        k = qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_TG>;
+#else
+    const bool e4 = a.p.elem == QC_E4M3FN;
+    if (a.recipe == QC_RECIPE_NVFP4)
+        k = qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_NV>;
+    else if (a.recipe >= QC_RECIPE_MXFP8)
+        k = !hw ? qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_MX>
+            : e4 ? qck_group_kernel<T, QCK_CK_E4M3_HW, QCK_FAM_MX>
+                 : qck_group_kernel<T, QCK_CK_E5M2_HW, QCK_FAM_MX>;
+    else
+        k = !hw ? qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_TG>
+            : e4 ? qck_group_kernel<T, QCK_CK_E4M3_HW, QCK_FAM_TG>
+                 : qck_group_kernel<T, QCK_CK_E5M2_HW, QCK_FAM_TG>;
 #endif
     QCK_LAUNCH(k, grid, QCK_THREADS, s, x, a);
     return gpuGetLastError();

@@ -80,6 +80,15 @@ QCK_HD float qck_mul_rn(float a, float b)
 #endif
 }
 
+QCK_HD float qck_add_rn(float a, float b)
+{
+#if defined(QCK_DEVICE_PASS)
+    return __fadd_rn(a, b);
+#else
+    return a + b;
+#endif
+}
+
 QCK_HD float qck_div_rn(float a, float b)
 {
 #if defined(QCK_DEVICE_PASS)
@@ -305,11 +314,10 @@ QCK_HD uint32_t qck_encode_minifloat(const qck_fmt &m, float x, const qc_cast_po
     return sign | mag;
 }
 
-/* fp32 -> e2m1 by comparisons with the seven midpoints 0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5
- * (formats.md §3.2): a tie goes to the even code under RNE (the comparison is >= where the upper
- * neighbour is even), toward zero (every comparison strict) or away (every one >=); beyond 5 and
- * for Inf the code saturates at 7 (6.0). The same function as qck_encode_minifloat for e2m1, in
- * a dozen instructions; NaN takes the policy's rule. */
+/* fp32 -> e2m1 in a dozen instructions (the same function as qck_encode_minifloat for e2m1): RNE by
+ * integer rounding of the bits, the other ties by comparisons with the seven midpoints 0.25, 0.75,
+ * 1.25, 1.75, 2.5, 3.5, 5 (formats.md §3.2: toward zero every comparison strict, away every one
+ * >=); beyond 5 and for Inf the code saturates at 7 (6.0); NaN takes the policy's rule. */
 QCK_HD uint32_t qck_encode_e2m1(float x, const qc_cast_policy &p)
 {
     uint32_t b = qck_bits(x), a = b & QCK_ABS;
@@ -317,9 +325,17 @@ QCK_HD uint32_t qck_encode_e2m1(float x, const qc_cast_policy &p)
         return qck_nonan(qck_format(QC_E2M1), b, p.nonan);
     float v = qck_float(a);
     uint32_t c;
-    if (p.ties == QC_TIES_EVEN)
-        c = (v > 0.25f) + (v >= 0.75f) + (v > 1.25f) + (v >= 1.75f) + (v > 2.5f) + (v >= 3.5f) + (v > 5.0f);
-    else if (p.ties == QC_TIES_ZERO)
+    if (p.ties == QC_TIES_EVEN) {
+        /* below 1 the grid is 0.5: v + 2^22 rounds v to it (the ulp of 2^22 is 0.5); from 1 on the
+         * code is the fp32 bits rounded to 1 mantissa bit (RNE by adding half - 1 + the kept LSB),
+         * rebiased, saturated at 7; the codes' parity is the grid's, so both ties go to even */
+        if (v < 1.0f) {
+            c = qck_bits(qck_add_rn(v, 4194304.0f)) - 0x4A800000u;
+        } else {
+            c = ((a + 0x1FFFFFu + ((a >> 22) & 1u)) >> 22) - 252u;
+            c = c > 7u ? 7u : c;
+        }
+    } else if (p.ties == QC_TIES_ZERO)
         c = (v > 0.25f) + (v > 0.75f) + (v > 1.25f) + (v > 1.75f) + (v > 2.5f) + (v > 3.5f) + (v > 5.0f);
     else
         c = (v >= 0.25f) + (v >= 0.75f) + (v >= 1.25f) + (v >= 1.75f) + (v >= 2.5f) + (v >= 3.5f) + (v >= 5.0f);
