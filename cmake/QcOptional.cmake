@@ -8,6 +8,40 @@ find_program(QC_NVCC nvcc PATHS /usr/local/cuda/bin)
 find_program(QC_HIPCC hipcc PATHS /opt/rocm/bin)
 find_path(QC_CUDA_INCLUDE cuda_fp8.h PATHS /usr/local/cuda/include)
 
+# The cuda backend (kernels/cuda, docs/notes/cuda.md) is device code linked into the qcheck binary,
+# so CUDA is enabled here, at the top level (enable_language must be called in the highest
+# directory common to every target that links CUDA objects). Architectures: sm_90 (SASS and
+# compute_90 PTX), plus sm_100a where this nvcc accepts it; -DCMAKE_CUDA_ARCHITECTURES=... overrides.
+# -DQC_WITH_CUDA=OFF leaves the backend out. Without nvcc nothing of this runs.
+option(QC_WITH_CUDA "build the cuda backend (kernels/cuda) when nvcc is found" ON)
+set(QC_HAVE_CUDA OFF)
+if(QC_NVCC AND QC_WITH_CUDA)
+  if(NOT CMAKE_CUDA_COMPILER)
+    set(CMAKE_CUDA_COMPILER ${QC_NVCC})
+  endif()
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(qc_probe ${CMAKE_BINARY_DIR}/qc_sm100a_probe.cu)
+    file(WRITE ${qc_probe} "__global__ void qc_probe_kernel(int *p) { *p = 1; }\n")
+    execute_process(COMMAND ${CMAKE_CUDA_COMPILER} -arch=sm_100a -c ${qc_probe} -o ${qc_probe}.o
+                    RESULT_VARIABLE qc_sm100a OUTPUT_QUIET ERROR_QUIET)
+    if(qc_sm100a EQUAL 0)
+      set(CMAKE_CUDA_ARCHITECTURES "90;100a")
+    else()
+      set(CMAKE_CUDA_ARCHITECTURES 90)
+    endif()
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    enable_language(CUDA)
+    enable_language(CXX) # the backend's CPU-emulation test plugin (kernels/cuda/emu.h) is C++
+    find_package(CUDAToolkit QUIET)
+    if(TARGET CUDA::cudart_static)
+      set(QC_HAVE_CUDA ON)
+    endif()
+  endif()
+endif()
+
 find_library(QC_MPFR_LIB mpfr)
 find_path(QC_MPFR_INCLUDE mpfr.h)
 find_library(QC_GMP_LIB gmp)

@@ -1,0 +1,28 @@
+/* cuda_ops.h: the ABI slots of the cuda backend (runtime.cu), with C linkage, for the registration
+ * table in cuda_backend.c. */
+#ifndef QCK_CUDA_OPS_H
+#define QCK_CUDA_OPS_H
+
+#include "qcheck/qcheck.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* NULL when a CUDA device can run this build's code, else why not. Probes in a forked child
+ * (cudaGetDeviceCount there, never in the caller's process); the answer is cached. */
+const char *qck_unavailable(void);
+
+qcheck_status qck_cast(const qcheck_cast_args *a, qcheck_ctx *ctx);
+qcheck_status qck_decode(const qcheck_decode_args *a, qcheck_ctx *ctx);
+qcheck_status qck_fp4_pack(const qcheck_fp4_pack_args *a, qcheck_ctx *ctx);
+qcheck_status qck_quant(const qcheck_quant_args *a, qcheck_ctx *ctx);
+qcheck_status qck_dequant(const qcheck_dequant_args *a, qcheck_ctx *ctx);
+qcheck_status qck_layout(const qcheck_layout_args *a, qcheck_ctx *ctx);
+qcheck_status qck_fnuz_normalize(const qcheck_fnuz_normalize_args *a, qcheck_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

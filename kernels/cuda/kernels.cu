@@ -1,0 +1,696 @@
+/* kernels.cu: the device kernels of the cuda backend and their launchers (launch.h).
+ *
+ * Quantization, one pass over the data per quant:
+ * - qck_group_kernel: token_group, mxfp8/6/4 and nvfp4 when a group is a whole number of 16-byte
+ *   vectors of at most 32 of them (every mx and nvfp4 shape; token_group groups of 4..128 fp32).
+ *   A group is held in the registers of lpg lanes (16 bytes each: 4 fp32 or 8 bf16), its amax is
+ *   a shuffle reduction over those lanes, the scale math runs once per lane group, and each lane
+ *   writes its codes with one 4- or 8-byte store (FP4: the two nibbles of a pair packed in
+ *   registers). Grid-stride over lane-group slots; every loop is warp-uniform so the full-mask
+ *   shuffles are legal.
+ * - qck_tile_kernel: one CTA per scale tile for token (1 x K), block (128 x 128) and token_group
+ *   shapes the group kernel does not take: amax by a shared-memory tree reduction, the scale by
+ *   thread 0, then the codes.
+ * - tensor and nvfp4's global scale: a grid-wide amax (atomicMax on the magnitude bits, atomicMin
+ *   on the index of the first NaN), a one-thread finaliser, then the element kernel.
+ * The amax follows the reference exactly: fmaxf-style (NaN skipped) or torch-style, where the
+ * first NaN in row-major order of the tile is the amax, with its payload (recipes.h qc_amax_nan).
+ *
+ * Elementwise: cast, decode, fp4_pack, fnuz_normalize, the block-scale swizzles, dequant. */
+#include "launch.h"
+
+#define QCK_THREADS 256
+#define QCK_NONE32 0xFFFFFFFFu
+#define QCK_NONE64 0xFFFFFFFFFFFFFFFFull
+
+static unsigned qck_grid(int64_t blocks_needed, int sms)
+{
+    int64_t cap = (int64_t)(sms > 0 ? sms : 32) * 16;
+    if (blocks_needed < 1)
+        blocks_needed = 1;
+    return (unsigned)(blocks_needed < cap ? blocks_needed : cap);
+}
+
+/* ---------------------------------------------------------------- loads and stores */
+
+QCK_D float qck_bf16_value(uint32_t h) { return qck_float(h << 16); }
+
+QCK_D void qck_load16(const float *x, int64_t e0, bool valid, float *v)
+{
+    float4 t = valid ? *reinterpret_cast<const float4 *>(x + e0) : make_float4(0.f, 0.f, 0.f, 0.f);
+    v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w;
+}
+
+QCK_D void qck_load16(const uint16_t *x, int64_t e0, bool valid, float *v)
+{
+    uint4 t = valid ? *reinterpret_cast<const uint4 *>(x + e0) : make_uint4(0u, 0u, 0u, 0u);
+    uint32_t w[4] = {t.x, t.y, t.z, t.w};
+    for (int k = 0; k < 4; k++) {
+        v[2 * k] = qck_bf16_value(w[k] & 0xFFFFu);
+        v[2 * k + 1] = qck_float(w[k] & 0xFFFF0000u);
+    }
+}
+
+template <typename T> struct qck_vec;
+template <> struct qck_vec<float> { static const int N = 4; };
+template <> struct qck_vec<uint16_t> { static const int N = 8; };
+
+/* Two byte codes, element lo in the low byte. */
+template <int CK>
+QCK_D uint32_t qck_code2(float lo, float hi, const qck_fmt &m, const qc_cast_policy &c)
+{
+#if defined(QCK_PTX)
+    if (CK == QCK_CK_E4M3_HW)
+        return qck_cvt_e4m3x2(lo, hi);
+    if (CK == QCK_CK_E5M2_HW)
+        return qck_cvt_e5m2x2(lo, hi);
+#endif
+    return qck_encode_minifloat(m, lo, c) | qck_encode_minifloat(m, hi, c) << 8;
+}
+
+/* One code, by the hardware instruction where the policy is its own. */
+QCK_D uint32_t qck_code1(float v, qc_format f, const qck_fmt &m, const qc_cast_policy &c, int hw)
+{
+#if defined(QCK_PTX)
+    if (hw)
+        return (f == QC_E4M3FN ? qck_cvt_e4m3x2(v, 0.0f) : qck_cvt_e5m2x2(v, 0.0f)) & 0xFFu;
+#else
+    (void)f, (void)hw;
+#endif
+    return qck_encode_minifloat(m, v, c);
+}
+
+QCK_D void qck_store_scale_f32(const qck_quant_args &a, int64_t i, int64_t j, float s)
+{
+    int64_t o = qck_tg_offset(a.tg_layout, a.tiles_r, a.tiles_c, i, j);
+    if (a.tg_layout == QC_SL_PACKED_UE8M0) {
+        int b = qck_pow2_byte(s);
+        if (b < 0) /* the reference's layout stops at the first scale without a byte */
+            atomicMin(a.bad, (unsigned long long)(i * a.tiles_c + j));
+        else
+            static_cast<uint8_t *>(a.scale)[o] = (uint8_t)b;
+    } else {
+        *reinterpret_cast<float *>(static_cast<uint8_t *>(a.scale) + o) = s;
+    }
+}
+
+QCK_D void qck_store_scale_u8(const qck_quant_args &a, int64_t i, int64_t j, uint32_t b)
+{
+    int64_t o = a.scale_kind == QCK_SC_U8_SF ? qck_sf_offset(i, j, a.sf_cp, a.sf_tile) : i * a.tiles_c + j;
+    static_cast<uint8_t *>(a.scale)[o] = (uint8_t)b;
+}
+
+/* The recipe families of the group kernel, a template parameter so that each instantiation
+ * carries only its own scale math (code size: the instruction cache). */
+enum { QCK_FAM_ANY = 0, QCK_FAM_TG = 1, QCK_FAM_MX = 2, QCK_FAM_NV = 3 };
+
+/* The scale of tile (i, j) from its amax, stored when `store`, and its element operation. */
+template <int FAM = QCK_FAM_ANY>
+QCK_D qck_elem_op qck_group_step(const qck_quant_args &a, float amax, int64_t i, int64_t j, bool store)
+{
+    const qc_recipe_policy &p = a.p;
+    const bool mx = FAM == QCK_FAM_MX ||
+                    (FAM == QCK_FAM_ANY && (a.recipe == QC_RECIPE_MXFP8 || a.recipe == QC_RECIPE_MXFP6 ||
+                                            a.recipe == QC_RECIPE_MXFP4));
+    const bool nv = FAM == QCK_FAM_NV || (FAM == QCK_FAM_ANY && a.recipe == QC_RECIPE_NVFP4);
+    if (FAM != QCK_FAM_TG && FAM != QCK_FAM_NV && mx) {
+        uint32_t E = qck_mx_byte(amax, p, a.L);
+        if (store)
+            qck_store_scale_u8(a, i, j, E);
+        return qck_mx_op(E, amax, p);
+    }
+    if (FAM != QCK_FAM_TG && FAM != QCK_FAM_MX && nv) {
+        float g = a.dev_scale[0];
+        uint32_t sf = qck_encode_e4m3_sf(qck_nv_sf_value(p, amax, g), p.sf_cast);
+        float sfdec = qck_decode_minifloat(qck_format(QC_E4M3FN), sf);
+        if (store)
+            qck_store_scale_u8(a, i, j, sf);
+        return qck_op_mul(qck_nv_output_scale(p, amax, sfdec, g), 0);
+    }
+    float s = (a.recipe == QC_RECIPE_TENSOR && a.has_static) ? a.static_scale : qck_tiled_scale(amax, p, a.L);
+    if (store)
+        qck_store_scale_f32(a, i, j, s);
+    return qck_tiled_op(s, amax, p);
+}
+
+/* ---------------------------------------------------------------- the group kernel */
+
+/* One lane group's slot: amax, scale, codes. Every lane of the warp calls it (the shuffles). */
+template <typename T, int CK, int FAM>
+QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const float *v, int64_t gi, bool valid, int sub)
+{
+    constexpr int N = qck_vec<T>::N;
+    const int lpg = a.lpg;
+    const int64_t ng = a.tiles_c, e0 = gi * a.tile_c + (int64_t)sub * N;
+    /* amax: the largest magnitude (bits compare as the values do), and the position of the
+     * group's first NaN (lane-major, so in element order) */
+    uint32_t mx = 0, key = QCK_NONE32, nanb = 0;
+#pragma unroll
+    for (int k = 0; k < N; k++) {
+        uint32_t b = qck_bits(v[k]) & QCK_ABS;
+        if (b > QCK_INF) {
+            if (key == QCK_NONE32)
+                key = (uint32_t)(sub * N + k), nanb = b;
+        } else {
+            mx = b > mx ? b : mx;
+        }
+    }
+    for (int off = lpg >> 1; off > 0; off >>= 1) {
+        uint32_t om = QCK_SHFL_XOR(mx, off, lpg), ok = QCK_SHFL_XOR(key, off, lpg);
+        mx = om > mx ? om : mx;
+        key = ok < key ? ok : key;
+    }
+    float amax = qck_float(mx);
+    if (a.p.amax_nan == QC_AMAX_NAN_PROPAGATE) { /* kernel-uniform: every lane takes the shuffle */
+        uint32_t nb = QCK_SHFL(nanb, key == QCK_NONE32 ? 0 : (int)(key / N), lpg);
+        if (key != QCK_NONE32)
+            amax = qck_float(nb);
+    }
+    const int64_t row = gi / ng, col = gi - row * ng;
+    const qck_elem_op op = qck_group_step<FAM>(a, amax, row, col, valid && sub == 0);
+    if (!valid)
+        return;
+    float y[N];
+#pragma unroll
+    for (int k = 0; k < N; k++)
+        y[k] = qck_clamp(qck_apply(op, v[k]), a.p);
+    if (a.fp4) {
+        uint32_t packed = 0;
+#pragma unroll
+        for (int k = 0; k < N / 2; k++)
+            packed |= (qck_encode_e2m1(y[2 * k], a.p.cast) | qck_encode_e2m1(y[2 * k + 1], a.p.cast) << 4) << (8 * k);
+        if (N == 4)
+            *reinterpret_cast<uint16_t *>(a.q + e0 / 2) = (uint16_t)packed;
+        else
+            *reinterpret_cast<uint32_t *>(a.q + e0 / 2) = packed;
+    } else {
+        uint32_t w[N / 4];
+#pragma unroll
+        for (int k = 0; k < N / 4; k++)
+            w[k] = qck_code2<CK>(y[4 * k], y[4 * k + 1], m, a.p.cast) | qck_code2<CK>(y[4 * k + 2], y[4 * k + 3], m, a.p.cast)
+                                                                          << 16;
+        if (N == 4)
+            *reinterpret_cast<uint32_t *>(a.q + e0) = w[0];
+        else
+            *reinterpret_cast<uint2 *>(a.q + e0) = make_uint2(w[0], w[N / 4 - 1]);
+    }
+}
+
+/* QCK_UNROLL slots per lane and iteration, their 16-byte loads issued together (bytes in flight). */
+#define QCK_UNROLL 2
+
+template <typename T, int CK, int FAM>
+__global__ void __launch_bounds__(QCK_THREADS) qck_group_kernel(const T *__restrict__ x, qck_quant_args a)
+{
+    constexpr int N = qck_vec<T>::N;
+    const qck_fmt m = qck_format(a.p.elem);
+    const int lane = threadIdx.x & 31, lpg = a.lpg, gpw = 32 / lpg, sub = lane & (lpg - 1);
+    const int64_t total = a.rows * a.tiles_c, group = a.tile_c;
+    const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int64_t nwarps = ((int64_t)gridDim.x * blockDim.x) >> 5, step = (int64_t)gpw * QCK_UNROLL;
+    for (int64_t base = warp * step; base < total; base += nwarps * step) { /* warp-uniform */
+        float v[QCK_UNROLL][N];
+        int64_t gi[QCK_UNROLL];
+        bool valid[QCK_UNROLL];
+#pragma unroll
+        for (int u = 0; u < QCK_UNROLL; u++) {
+            gi[u] = base + (int64_t)u * gpw + lane / lpg;
+            valid[u] = gi[u] < total;
+            qck_load16(x, gi[u] * group + (int64_t)sub * N, valid[u], v[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < QCK_UNROLL; u++)
+            qck_group_slot<T, CK, FAM>(a, m, v[u], gi[u], valid[u], sub);
+    }
+}
+
+/* ---------------------------------------------------------------- the tile kernel */
+
+__global__ void __launch_bounds__(QCK_THREADS) qck_tile_kernel(const float *__restrict__ x, qck_quant_args a)
+{
+    __shared__ uint32_t s_max[QCK_THREADS];
+    __shared__ unsigned long long s_key[QCK_THREADS];
+    __shared__ qck_elem_op s_op;
+    const qck_fmt m = qck_format(a.p.elem);
+    const int hw = qck_hw_fp8_ok(a.p.elem, a.p.cast), prop = a.p.amax_nan == QC_AMAX_NAN_PROPAGATE;
+    const int tid = threadIdx.x;
+    const int64_t ntiles = a.tiles_r * a.tiles_c;
+    for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        const int64_t ti = t / a.tiles_c, tj = t - ti * a.tiles_c;
+        const int64_t r0 = ti * a.tile_r, c0 = tj * a.tile_c;
+        const int64_t r1 = r0 + a.tile_r < a.rows ? r0 + a.tile_r : a.rows;
+        const int64_t c1 = c0 + a.tile_c < a.cols ? c0 + a.tile_c : a.cols;
+        const int64_t w = c1 - c0, n = (r1 - r0) * w;
+        uint32_t mx = 0;
+        unsigned long long key = QCK_NONE64;
+        for (int64_t e = tid; e < n; e += blockDim.x) { /* e: row-major order inside the tile */
+            uint32_t b = qck_bits(x[(r0 + e / w) * a.cols + c0 + e % w]) & QCK_ABS;
+            if (b > QCK_INF)
+                key = (unsigned long long)e < key ? (unsigned long long)e : key;
+            else
+                mx = b > mx ? b : mx;
+        }
+        s_max[tid] = mx, s_key[tid] = key;
+        __syncthreads();
+        for (int st = blockDim.x >> 1; st > 0; st >>= 1) {
+            if (tid < st) {
+                s_max[tid] = s_max[tid + st] > s_max[tid] ? s_max[tid + st] : s_max[tid];
+                s_key[tid] = s_key[tid + st] < s_key[tid] ? s_key[tid + st] : s_key[tid];
+            }
+            __syncthreads();
+        }
+        if (tid == 0) {
+            unsigned long long k = s_key[0];
+            float amax = qck_float(s_max[0]);
+            if (prop && k != QCK_NONE64)
+                amax = qck_float(qck_bits(x[(r0 + (int64_t)k / w) * a.cols + c0 + (int64_t)k % w]) & QCK_ABS);
+            s_op = qck_group_step(a, amax, ti, tj, true);
+        }
+        __syncthreads();
+        const qck_elem_op op = s_op;
+        for (int64_t e = tid; e < n; e += blockDim.x) {
+            int64_t idx = (r0 + e / w) * a.cols + c0 + e % w;
+            a.codes[idx] = (uint8_t)qck_code1(qck_clamp(qck_apply(op, x[idx]), a.p), a.p.elem, m, a.p.cast, hw);
+        }
+        __syncthreads(); /* s_max, s_key and s_op are reused by the next tile */
+    }
+}
+
+/* ---------------------------------------------------------------- tensor-wide amax */
+
+__global__ void __launch_bounds__(QCK_THREADS) qck_amax_kernel(const float *__restrict__ x, int64_t n, int prop,
+                                                              unsigned int *amax_bits, unsigned long long *nan_index)
+{
+    __shared__ uint32_t s_max[QCK_THREADS];
+    __shared__ unsigned long long s_key[QCK_THREADS];
+    const int tid = threadIdx.x;
+    uint32_t mx = 0;
+    unsigned long long key = QCK_NONE64;
+    const int64_t nv = n / 4, stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + tid; i < nv; i += stride) {
+        float4 t = reinterpret_cast<const float4 *>(x)[i];
+        float v[4] = {t.x, t.y, t.z, t.w};
+        for (int k = 0; k < 4; k++) {
+            uint32_t b = qck_bits(v[k]) & QCK_ABS;
+            if (b > QCK_INF)
+                key = (unsigned long long)(4 * i + k) < key ? (unsigned long long)(4 * i + k) : key;
+            else
+                mx = b > mx ? b : mx;
+        }
+    }
+    for (int64_t i = 4 * nv + (int64_t)blockIdx.x * blockDim.x + tid; i < n; i += stride) {
+        uint32_t b = qck_bits(x[i]) & QCK_ABS;
+        if (b > QCK_INF)
+            key = (unsigned long long)i < key ? (unsigned long long)i : key;
+        else
+            mx = b > mx ? b : mx;
+    }
+    s_max[tid] = mx, s_key[tid] = key;
+    __syncthreads();
+    for (int st = blockDim.x >> 1; st > 0; st >>= 1) {
+        if (tid < st) {
+            s_max[tid] = s_max[tid + st] > s_max[tid] ? s_max[tid + st] : s_max[tid];
+            s_key[tid] = s_key[tid + st] < s_key[tid] ? s_key[tid + st] : s_key[tid];
+        }
+        __syncthreads();
+    }
+    if (tid == 0) {
+        atomicMax(amax_bits, s_max[0]);
+        if (prop && s_key[0] != QCK_NONE64)
+            atomicMin(nan_index, s_key[0]);
+    }
+}
+
+/* One thread: the tensor scale (tensor) or the global scale g and gscale (nvfp4). */
+__global__ void qck_final_kernel(const float *__restrict__ x, qck_quant_args a)
+{
+    const qc_recipe_policy &p = a.p;
+    float amax = qck_float(*a.amax_bits);
+    if (p.amax_nan == QC_AMAX_NAN_PROPAGATE && *a.nan_index != QCK_NONE64)
+        amax = qck_float(qck_bits(x[*a.nan_index]) & QCK_ABS);
+    if (a.recipe == QC_RECIPE_NVFP4) {
+        float g = qck_nv_global(p, amax, a.has_gscale, a.gscale_encode);
+        a.dev_scale[0] = g;
+        *a.gscale = qck_nv_gscale_out(p, g);
+        return;
+    }
+    float s = a.has_static ? a.static_scale : qck_tiled_scale(amax, p, a.L);
+    static_cast<float *>(a.scale)[0] = s;
+    a.dev_scale[0] = s, a.dev_scale[1] = amax;
+}
+
+/* The tensor recipe's elements, 4 per thread and iteration. */
+__global__ void __launch_bounds__(QCK_THREADS) qck_tensor_kernel(const float *__restrict__ x, int64_t n, qck_quant_args a)
+{
+    const qck_fmt m = qck_format(a.p.elem);
+    const int hw = qck_hw_fp8_ok(a.p.elem, a.p.cast);
+    const qck_elem_op op = qck_tiled_op(a.dev_scale[0], a.dev_scale[1], a.p);
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; 4 * i < n; i += stride) {
+        if (4 * i + 4 <= n) {
+            float4 t = reinterpret_cast<const float4 *>(x)[i];
+            float v[4] = {t.x, t.y, t.z, t.w};
+            uint32_t w = 0;
+            for (int k = 0; k < 4; k++)
+                w |= qck_code1(qck_clamp(qck_apply(op, v[k]), a.p), a.p.elem, m, a.p.cast, hw) << (8 * k);
+            reinterpret_cast<uint32_t *>(a.q)[i] = w;
+        } else {
+            for (int64_t j = 4 * i; j < n; j++)
+                a.q[j] = (uint8_t)qck_code1(qck_clamp(qck_apply(op, x[j]), a.p), a.p.elem, m, a.p.cast, hw);
+        }
+    }
+}
+
+/* packed_ue8m0: the reference's layout writer returns at the first scale that is no power of two
+ * 2^(E-127), leaving it and every later scale (row-major order) at the zero of the memset. */
+__global__ void qck_packed_fixup_kernel(qck_quant_args a)
+{
+    const unsigned long long bad = *a.bad;
+    if (bad == QCK_NONE64)
+        return;
+    const int64_t ns = a.tiles_r * a.tiles_c, stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < ns; k += stride)
+        if ((unsigned long long)k >= bad) {
+            int64_t i = k / a.tiles_c, j = k - i * a.tiles_c;
+            static_cast<uint8_t *>(a.scale)[qck_tg_offset(QC_SL_PACKED_UE8M0, a.tiles_r, a.tiles_c, i, j)] = 0;
+        }
+}
+
+/* ---------------------------------------------------------------- fp4 packing */
+
+__global__ void qck_fp4_pack_kernel(const uint8_t *__restrict__ codes, int64_t n, int swap, uint8_t *__restrict__ out)
+{
+    const int64_t nb = (n + 1) / 2, stride = (int64_t)gridDim.x * blockDim.x;
+    const int lo = swap ? 4 : 0, hi = swap ? 0 : 4;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < nb; i += stride) {
+        uint32_t even = codes[2 * i] & 0xFu, odd = 2 * i + 1 < n ? codes[2 * i + 1] & 0xFu : 0u;
+        out[i] = (uint8_t)(even << lo | odd << hi);
+    }
+}
+
+/* ---------------------------------------------------------------- launchers: quant */
+
+size_t qck_quant_scratch_bytes(const qck_quant_args *a)
+{
+    return a->fp4 ? (size_t)(a->rows * a->cols) : 0;
+}
+
+static bool qck_group_kernel_fits(const qck_quant_args *a, int N)
+{
+    if (a->recipe != QC_RECIPE_TOKEN_GROUP && a->recipe < QC_RECIPE_MXFP8)
+        return false;
+    if (a->tile_c % N)
+        return false;
+    int64_t lanes = a->tile_c / N;
+    return lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0;
+}
+
+template <typename T>
+static gpuError_t qck_group_launch(const qck_quant_args &a, const T *x, int sms, gpuStream_t s)
+{
+    const int64_t groups = a.rows * a.tiles_c, per_block = (QCK_THREADS / 32) * (32 / a.lpg) * QCK_UNROLL;
+    const unsigned grid = qck_grid((groups + per_block - 1) / per_block, sms);
+    void (*k)(const T *, qck_quant_args);
+    const bool hw = !a.fp4 && qck_hw_fp8_ok(a.p.elem, a.p.cast);
+#if defined(QCK_HIP)
+    (void)hw;
+    if (a.recipe == QC_RECIPE_NVFP4)
+        k = qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_NV>;
+    else if (a.recipe >= QC_RECIPE_MXFP8)
+        k = qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_MX>;
+    else
+        k = qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_TG>;
+#else
+    const bool e4 = a.p.elem == QC_E4M3FN;
+    if (a.recipe == QC_RECIPE_NVFP4)
+        k = qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_NV>;
+    else if (a.recipe >= QC_RECIPE_MXFP8)
+        k = !hw ? qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_MX>
+            : e4 ? qck_group_kernel<T, QCK_CK_E4M3_HW, QCK_FAM_MX>
+                 : qck_group_kernel<T, QCK_CK_E5M2_HW, QCK_FAM_MX>;
+    else
+        k = !hw ? qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_TG>
+            : e4 ? qck_group_kernel<T, QCK_CK_E4M3_HW, QCK_FAM_TG>
+                 : qck_group_kernel<T, QCK_CK_E5M2_HW, QCK_FAM_TG>;
+#endif
+    QCK_LAUNCH(k, grid, QCK_THREADS, s, x, a);
+    return gpuGetLastError();
+}
+
+gpuError_t qck_launch_quant(const qck_quant_args *in, const void *x, int x_bf16, int sms, gpuStream_t s)
+{
+    qck_quant_args a = *in;
+    const int64_t n = a.rows * a.cols;
+    gpuError_t e;
+    if (a.tg_layout == QC_SL_PACKED_UE8M0 && (e = gpuMemsetAsync(a.bad, 0xFF, sizeof *a.bad, s)) != gpuSuccess)
+        return e;
+    if (a.recipe == QC_RECIPE_TENSOR || a.recipe == QC_RECIPE_NVFP4) {
+        if (x_bf16 && !(a.recipe == QC_RECIPE_NVFP4 && a.has_gscale))
+            return gpuErrorInvalidValue; /* the tensor-wide amax reads fp32 */
+        if ((e = gpuMemsetAsync(a.amax_bits, 0, sizeof *a.amax_bits, s)) != gpuSuccess ||
+            (e = gpuMemsetAsync(a.nan_index, 0xFF, sizeof *a.nan_index, s)) != gpuSuccess)
+            return e;
+        if (n > 0 && !(a.recipe == QC_RECIPE_NVFP4 && a.has_gscale))
+            QCK_LAUNCH(qck_amax_kernel, qck_grid((n / 4 + QCK_THREADS - 1) / QCK_THREADS, sms), QCK_THREADS, s,
+                       (const float *)x, n, a.p.amax_nan == QC_AMAX_NAN_PROPAGATE, a.amax_bits, a.nan_index);
+    }
+    if (a.recipe == QC_RECIPE_TENSOR || a.recipe == QC_RECIPE_NVFP4)
+        QCK_LAUNCH(qck_final_kernel, 1, 1, s, (const float *)x, a);
+    if ((e = gpuGetLastError()) != gpuSuccess)
+        return e;
+    if (a.recipe == QC_RECIPE_TENSOR) {
+        if (n > 0)
+            QCK_LAUNCH(qck_tensor_kernel, qck_grid((n / 4 + QCK_THREADS) / QCK_THREADS, sms), QCK_THREADS, s,
+                       (const float *)x, n, a);
+        return gpuGetLastError();
+    }
+    const int N = x_bf16 ? 8 : 4;
+    if (qck_group_kernel_fits(&a, N)) {
+        a.lpg = (int)(a.tile_c / N);
+        if (a.rows * a.tiles_c == 0)
+            return gpuSuccess;
+        e = x_bf16 ? qck_group_launch(a, (const uint16_t *)x, sms, s) : qck_group_launch(a, (const float *)x, sms, s);
+    } else {
+        if (x_bf16)
+            return gpuErrorInvalidValue;
+        a.codes = a.fp4 ? a.codes : a.q;
+        if (a.tiles_r * a.tiles_c > 0)
+            QCK_LAUNCH(qck_tile_kernel, qck_grid(a.tiles_r * a.tiles_c, sms), QCK_THREADS, s, (const float *)x, a);
+        if (a.fp4 && n > 0)
+            QCK_LAUNCH(qck_fp4_pack_kernel, qck_grid(((n + 1) / 2 + QCK_THREADS - 1) / QCK_THREADS, sms), QCK_THREADS, s,
+                       a.codes, n, 0, a.q);
+        e = gpuGetLastError();
+    }
+    if (e == gpuSuccess && a.tg_layout == QC_SL_PACKED_UE8M0 && a.tiles_r * a.tiles_c > 0) {
+        QCK_LAUNCH(qck_packed_fixup_kernel, qck_grid((a.tiles_r * a.tiles_c + QCK_THREADS - 1) / QCK_THREADS, sms),
+                   QCK_THREADS, s, a);
+        e = gpuGetLastError();
+    }
+    return e;
+}
+
+/* ---------------------------------------------------------------- dequant */
+
+__global__ void __launch_bounds__(QCK_THREADS) qck_dequant_kernel(qck_dequant_args a)
+{
+    const qc_recipe_policy &p = a.p;
+    const qck_fmt m = qck_format(p.elem), sfm = qck_format(QC_E4M3FN);
+    const int64_t n = a.rows * a.cols, stride = (int64_t)gridDim.x * blockDim.x;
+    const uint8_t *sb = static_cast<const uint8_t *>(a.scale);
+    const float gs = a.recipe == QC_RECIPE_NVFP4 ? a.gscale[0] : 0.0f;
+    for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx += stride) {
+        const int64_t i = idx / a.cols, j = idx - i * a.cols;
+        uint32_t code = a.fp4 ? (a.q[idx / 2] >> (4 * (idx & 1))) & 0xFu : a.q[idx];
+        float v = qck_decode_minifloat(m, code);
+        const int64_t ti = a.recipe == QC_RECIPE_TENSOR ? 0 : i / a.tile_r;
+        const int64_t tj = (a.recipe == QC_RECIPE_TENSOR || a.recipe == QC_RECIPE_TOKEN) ? 0 : j / a.tile_c;
+        if (a.recipe >= QC_RECIPE_MXFP8) {
+            int64_t o = a.scale_kind == QCK_SC_U8_SF ? qck_sf_offset(ti, tj, a.sf_cp, a.sf_tile) : ti * a.tiles_c + tj;
+            if (a.recipe == QC_RECIPE_NVFP4)
+                a.y[idx] = qck_mul(qck_mul(v, qck_decode_minifloat(sfm, sb[o])), gs);
+            else
+                a.y[idx] = qck_mul(v, qck_e8m0_decode(sb[o], p.dequant_e8m0));
+            continue;
+        }
+        const int64_t o = qck_tg_offset(a.tg_layout, a.tiles_r, a.tiles_c, ti, tj);
+        float s = a.tg_layout == QC_SL_PACKED_UE8M0 ? qck_e8m0_decode(sb[o], QC_E8M0_DEC_EXP2)
+                                                     : *reinterpret_cast<const float *>(sb + o);
+        a.y[idx] = qck_mul(v, s);
+    }
+}
+
+gpuError_t qck_launch_dequant(const qck_dequant_args *a, int sms, gpuStream_t s)
+{
+    const int64_t n = a->rows * a->cols;
+    if (n == 0)
+        return gpuSuccess;
+    QCK_LAUNCH(qck_dequant_kernel, qck_grid((n + QCK_THREADS - 1) / QCK_THREADS, sms), QCK_THREADS, s, *a);
+    return gpuGetLastError();
+}
+
+/* ---------------------------------------------------------------- cast and decode */
+
+/* 4 elements per thread and iteration: one 16-byte load, one 4-, 8- or 16-byte store. */
+__global__ void __launch_bounds__(QCK_THREADS) qck_cast_kernel(const float *__restrict__ x, int64_t n, void *y,
+                                                              qc_format to, qc_cast_policy p, const qck_libm *L)
+{
+    const int width = to == QC_F32 ? 4 : (to == QC_BF16 || to == QC_F16) ? 2 : 1;
+    const int hw8 = qck_hw_fp8_ok(to, p), hw16 = qck_hw_half_ok(to, p);
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; 4 * i < n; i += stride) {
+        float v[4] = {0.f, 0.f, 0.f, 0.f};
+        const int cnt = 4 * i + 4 <= n ? 4 : (int)(n - 4 * i);
+        if (cnt == 4) {
+            float4 t = reinterpret_cast<const float4 *>(x)[i];
+            v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w;
+        } else {
+            for (int k = 0; k < cnt; k++)
+                v[k] = x[4 * i + k];
+        }
+        uint32_t c[4];
+#if defined(QCK_PTX)
+        if (hw8) {
+            uint32_t lo = to == QC_E4M3FN ? qck_cvt_e4m3x2(v[0], v[1]) : qck_cvt_e5m2x2(v[0], v[1]);
+            uint32_t hi = to == QC_E4M3FN ? qck_cvt_e4m3x2(v[2], v[3]) : qck_cvt_e5m2x2(v[2], v[3]);
+            c[0] = lo & 0xFF, c[1] = lo >> 8, c[2] = hi & 0xFF, c[3] = hi >> 8;
+        } else if (hw16) {
+            uint32_t lo = to == QC_BF16 ? qck_cvt_bf16x2(v[0], v[1]) : qck_cvt_f16x2(v[0], v[1]);
+            uint32_t hi = to == QC_BF16 ? qck_cvt_bf16x2(v[2], v[3]) : qck_cvt_f16x2(v[2], v[3]);
+            c[0] = lo & 0xFFFF, c[1] = lo >> 16, c[2] = hi & 0xFFFF, c[3] = hi >> 16;
+        } else
+#else
+        (void)hw8, (void)hw16;
+#endif
+        {
+            for (int k = 0; k < 4; k++)
+                c[k] = qck_encode(to, v[k], p, L);
+        }
+        if (cnt == 4) {
+            if (width == 1)
+                static_cast<uint32_t *>(y)[i] = c[0] | c[1] << 8 | c[2] << 16 | c[3] << 24;
+            else if (width == 2)
+                static_cast<uint2 *>(y)[i] = make_uint2(c[0] | c[1] << 16, c[2] | c[3] << 16);
+            else
+                static_cast<uint4 *>(y)[i] = make_uint4(c[0], c[1], c[2], c[3]);
+        } else {
+            for (int k = 0; k < cnt; k++) {
+                if (width == 1)
+                    static_cast<uint8_t *>(y)[4 * i + k] = (uint8_t)c[k];
+                else if (width == 2)
+                    static_cast<uint16_t *>(y)[4 * i + k] = (uint16_t)c[k];
+                else
+                    static_cast<uint32_t *>(y)[4 * i + k] = c[k];
+            }
+        }
+    }
+}
+
+gpuError_t qck_launch_cast(const float *x, int64_t n, void *y, qc_format to, const qc_cast_policy *p,
+                           const qck_libm *L, int sms, gpuStream_t s)
+{
+    if (n == 0)
+        return gpuSuccess;
+    QCK_LAUNCH(qck_cast_kernel, qck_grid(((n + 3) / 4 + QCK_THREADS - 1) / QCK_THREADS, sms), QCK_THREADS, s, x, n, y,
+               to, *p, L);
+    return gpuGetLastError();
+}
+
+__global__ void __launch_bounds__(QCK_THREADS) qck_decode_kernel(const void *codes, int64_t n, float *y, qc_format from,
+                                                                qc_cast_policy p)
+{
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        uint32_t c = from == QC_F32                     ? static_cast<const uint32_t *>(codes)[i]
+                     : (from == QC_BF16 || from == QC_F16) ? static_cast<const uint16_t *>(codes)[i]
+                                                           : static_cast<const uint8_t *>(codes)[i];
+        y[i] = qck_decode(from, c, p);
+    }
+}
+
+gpuError_t qck_launch_decode(const void *codes, int64_t n, float *y, qc_format from, const qc_cast_policy *p, int sms,
+                             gpuStream_t s)
+{
+    if (n == 0)
+        return gpuSuccess;
+    QCK_LAUNCH(qck_decode_kernel, qck_grid((n + QCK_THREADS - 1) / QCK_THREADS, sms), QCK_THREADS, s, codes, n, y,
+               from, *p);
+    return gpuGetLastError();
+}
+
+gpuError_t qck_launch_fp4_pack(const uint8_t *codes, int64_t n, int swap, uint8_t *packed, int sms, gpuStream_t s)
+{
+    if (n == 0)
+        return gpuSuccess;
+    QCK_LAUNCH(qck_fp4_pack_kernel, qck_grid(((n + 1) / 2 + QCK_THREADS - 1) / QCK_THREADS, sms), QCK_THREADS, s,
+               codes, n, swap, packed);
+    return gpuGetLastError();
+}
+
+/* ---------------------------------------------------------------- fnuz_normalize (formats.md §7.1) */
+
+__global__ void qck_fnuz_kernel(uint8_t *w, int64_t n, float *scale, int64_t ns)
+{
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        if (w[i] == 0x80)
+            w[i] = 0;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < ns; i += stride)
+        scale[i] = qck_mul(scale[i], 2.0f);
+}
+
+gpuError_t qck_launch_fnuz(uint8_t *w, int64_t n, float *scale, int64_t ns, int sms, gpuStream_t s)
+{
+    int64_t most = n > ns ? n : ns;
+    if (most == 0)
+        return gpuSuccess;
+    QCK_LAUNCH(qck_fnuz_kernel, qck_grid((most + QCK_THREADS - 1) / QCK_THREADS, sms), QCK_THREADS, s, w, n, scale,
+               ns);
+    return gpuGetLastError();
+}
+
+/* ---------------------------------------------------------------- block-scale swizzle (layouts.md §1) */
+
+/* One thread per destination element: its (r, c) by the inverse map, the source element or the
+ * zero of the padding; the writes are contiguous. */
+__global__ void qck_swizzle_kernel(const uint8_t *__restrict__ x, uint8_t *__restrict__ y, int64_t B, int64_t R,
+                                   int64_t C, int64_t Rg, int64_t Cg, int tile, int eb)
+{
+    const int64_t per = Rg * Cg, total = B * per, stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < total; o += stride) {
+        int64_t b = o / per, r, c;
+        qck_sf_coords(o - b * per, Cg, tile, &r, &c);
+        bool in = r < R && c < C;
+        const uint8_t *src = x + ((b * R + r) * C + c) * eb;
+        for (int k = 0; k < eb; k++)
+            y[o * eb + k] = in ? src[k] : 0;
+    }
+}
+
+gpuError_t qck_launch_swizzle(const uint8_t *x, uint8_t *y, int64_t B, int64_t R, int64_t C, int64_t Rg, int64_t Cg,
+                              int tile, int eb, int sms, gpuStream_t s)
+{
+    int64_t total = B * Rg * Cg;
+    if (total == 0)
+        return gpuSuccess;
+    QCK_LAUNCH(qck_swizzle_kernel, qck_grid((total + QCK_THREADS - 1) / QCK_THREADS, sms), QCK_THREADS, s, x, y, B, R,
+               C, Rg, Cg, tile, eb);
+    return gpuGetLastError();
+}
+
+/* ---------------------------------------------------------------- the benchmark's copy */
+
+__global__ void __launch_bounds__(QCK_THREADS) qck_copy_kernel(const uint4 *__restrict__ src, uint4 *__restrict__ dst,
+                                                              int64_t n16)
+{
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n16; i += stride)
+        dst[i] = src[i];
+}
+
+gpuError_t qck_launch_copy(const void *src, void *dst, size_t n, int sms, gpuStream_t s)
+{
+    int64_t n16 = (int64_t)(n / 16);
+    QCK_LAUNCH(qck_copy_kernel, qck_grid((n16 + QCK_THREADS - 1) / QCK_THREADS, sms), QCK_THREADS, s,
+               (const uint4 *)src, (uint4 *)dst, n16);
+    return gpuGetLastError();
+}

@@ -1,0 +1,90 @@
+/* launch.h: the device-side interface of kernels/cuda: the argument blocks of the kernels and the
+ * host launchers (kernels.cu), used by the ABI slots (runtime.cu) and by bench_cuda_quant.cu.
+ * Every pointer in these structs is a device pointer; every launcher is asynchronous on its
+ * stream and returns the launch's error. */
+#ifndef QCK_LAUNCH_H
+#define QCK_LAUNCH_H
+
+#include "numerics.cuh"
+
+/* The element encoder a quant kernel is instantiated with. */
+enum qck_cast_kind {
+    QCK_CK_SOFT = 0,    /* qck_encode_minifloat under the cast policy */
+    QCK_CK_E4M3_HW = 1, /* cvt.rn.satfinite.e4m3x2.f32 */
+    QCK_CK_E5M2_HW = 2  /* cvt.rn.satfinite.e5m2x2.f32 */
+};
+
+/* How a kernel stores a scale. */
+enum qck_scale_kind {
+    QCK_SC_F32 = 0,  /* fp32 at qck_tg_offset(tg_layout, ...) (row-major for tensor/token/block) */
+    QCK_SC_U8 = 1,   /* e8m0 / e4m3 bytes, row-major [rows, groups] */
+    QCK_SC_U8_SF = 2 /* bytes through the block-scale swizzle (sf_tile 128 or 8, Cp = sf_cp) */
+};
+
+/* One quantization (any recipe). */
+typedef struct qck_quant_args {
+    qc_recipe recipe;
+    qc_recipe_policy p;
+    int64_t rows, cols;
+    int64_t tile_r, tile_c;  /* the tile one scale covers (token_group / mx / nvfp4: 1 x group) */
+    int64_t tiles_r, tiles_c; /* tiles per dimension (the scale grid) */
+    int lpg;                 /* group kernel: lanes per group (1..32, a power of two) */
+    int fp4;                 /* e2m1 payload: two codes per byte, element 2i low */
+    int scale_kind;
+    qc_scale_layout tg_layout;
+    int sf_tile;
+    int64_t sf_cp;
+    int has_static;
+    float static_scale;
+    int has_gscale;
+    float gscale_encode;
+    uint8_t *q;              /* the payload bytes as quant writes them */
+    uint8_t *codes;          /* tile kernel: one code per byte (q itself unless fp4) */
+    void *scale;
+    float *gscale;           /* nvfp4: the decode-form global scale out */
+    const qck_libm *L;
+    /* scratch: amax reduction words and what the finaliser computes */
+    unsigned int *amax_bits;
+    unsigned long long *nan_index;
+    float *dev_scale;        /* tensor: the scale; nvfp4: the global encode scale g */
+    unsigned long long *bad; /* packed_ue8m0: first scale (row-major index) with no e8m0 byte */
+} qck_quant_args;
+
+/* One dequantization: q, scale and gscale as quant writes them -> y f32. */
+typedef struct qck_dequant_args {
+    qc_recipe recipe;
+    qc_recipe_policy p;
+    int64_t rows, cols, tile_r, tile_c, tiles_r, tiles_c;
+    int fp4, scale_kind;
+    qc_scale_layout tg_layout;
+    int sf_tile;
+    int64_t sf_cp;
+    const uint8_t *q;
+    const void *scale;
+    const float *gscale;
+    float *y;
+} qck_dequant_args;
+
+/* The scratch bytes qck_launch_quant needs beside its outputs (the tile codes when fp4). */
+size_t qck_quant_scratch_bytes(const qck_quant_args *a);
+/* x: float (x_bf16 = 0) or bf16 bit patterns (x_bf16 = 1, the benchmark's input) [rows, cols].
+ * The scale buffer must be zeroed first where its layout has padding. The scratch pointers of a
+ * (amax_bits, nan_index, dev_scale, bad, codes) must be set. */
+gpuError_t qck_launch_quant(const qck_quant_args *a, const void *x, int x_bf16, int sms, gpuStream_t s);
+gpuError_t qck_launch_dequant(const qck_dequant_args *a, int sms, gpuStream_t s);
+
+/* Elementwise ops. */
+gpuError_t qck_launch_cast(const float *x, int64_t n, void *y, qc_format to, const qc_cast_policy *p,
+                           const qck_libm *L, int sms, gpuStream_t s);
+gpuError_t qck_launch_decode(const void *codes, int64_t n, float *y, qc_format from, const qc_cast_policy *p,
+                             int sms, gpuStream_t s);
+gpuError_t qck_launch_fp4_pack(const uint8_t *codes, int64_t n, int swap, uint8_t *packed, int sms, gpuStream_t s);
+gpuError_t qck_launch_fnuz(uint8_t *w, int64_t n, float *scale, int64_t ns, int sms, gpuStream_t s);
+/* The block-scale swizzle of B batches of [R, C] elements of eb bytes (1 or 2) into [B, Rg, Cg]. */
+gpuError_t qck_launch_swizzle(const uint8_t *x, uint8_t *y, int64_t B, int64_t R, int64_t C, int64_t Rg, int64_t Cg,
+                              int tile, int eb, int sms, gpuStream_t s);
+
+/* The benchmark's copy kernel: n bytes (a multiple of 16), 16 bytes per thread and iteration. */
+gpuError_t qck_launch_copy(const void *src, void *dst, size_t n, int sms, gpuStream_t s);
+
+#endif

@@ -1,0 +1,798 @@
+/* numerics.cuh: the arithmetic of the cuda backend, as __host__ __device__ functions: every
+ * element format and cast policy (docs/spec/formats.md §1-§3), every e8m0 rule and decoder
+ * (formats.md §2.2, §2.3), the division modes (reference/arith/arith.h) and the per-group steps of
+ * every recipe (formats.md §4-§6). Written here from the spec, not included from the reference sources (an
+ * independent implementation is the point of a backend); only the enums and structs of the
+ * reference's headers are shared. The same functions run on the host in cuda_numerics_check
+ * (kernels/cuda/numerics_check.cu), which compares them with libqcref.
+ *
+ * Hardware: where a PTX instruction implements a policy exactly (formats.md §13, measured on an
+ * H200) the kernels use it: cvt.rn.satfinite.e4m3x2.f32 / e5m2x2.f32 for the `ptx` profile's fp8,
+ * cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32 for RNE with the 0x7FFF NaN, rcp.approx.ftz.f32 for the
+ * fast-math reciprocal and divisions (QC_DIV_FAST, QC_DIV_FULL). Everything else is bit
+ * manipulation below.
+ *
+ * fp32 arithmetic follows the reference's machine, x86-64 SSE, where it differs from the GPU's:
+ * a NaN operand is returned quieted (the first operand's when both are NaN, as qcref_fl32_mul
+ * fixes it), and an invalid operation (0 * Inf, 0 / 0) gives the x86 default NaN 0xFFC00000; the
+ * GPU would give 0x7FFFFFFF. NaN signs are bytes of the outputs under the torch and ml_dtypes
+ * profiles, so they must agree. Products and quotients are one IEEE rounding each (__fmul_rn,
+ * __fdiv_rn: never contracted). */
+#ifndef QCK_NUMERICS_CUH
+#define QCK_NUMERICS_CUH
+
+#include <string.h>
+
+#include "gpu.h"
+#include "formats/formats.h"
+#include "recipes/recipes.h"
+
+#define QCK_ABS 0x7FFFFFFFu
+#define QCK_INF 0x7F800000u
+#define QCK_QUIET 0x00400000u
+#define QCK_X86_DEFAULT_NAN 0xFFC00000u
+#define QCK_FLT_MAX_BITS 0x7F7FFFFFu
+
+/* ---------------------------------------------------------------- bit views */
+
+QCK_HD uint32_t qck_bits(float x)
+{
+#if defined(QCK_DEVICE_PASS)
+    return __float_as_uint(x);
+#else
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return u;
+#endif
+}
+
+QCK_HD float qck_float(uint32_t u)
+{
+#if defined(QCK_DEVICE_PASS)
+    return __uint_as_float(u);
+#else
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+#endif
+}
+
+QCK_HD int qck_isnan_bits(uint32_t u) { return (u & QCK_ABS) > QCK_INF; }
+QCK_HD int qck_isnan(float x) { return qck_isnan_bits(qck_bits(x)); }
+
+QCK_HD int qck_clz(uint32_t v)
+{
+#if defined(QCK_DEVICE_PASS)
+    return __clz((int)v);
+#else
+    return v ? __builtin_clz(v) : 32;
+#endif
+}
+
+/* ---------------------------------------------------------------- fp32 operations */
+
+QCK_HD float qck_mul_rn(float a, float b)
+{
+#if defined(QCK_DEVICE_PASS)
+    return __fmul_rn(a, b);
+#else
+    return a * b;
+#endif
+}
+
+QCK_HD float qck_add_rn(float a, float b)
+{
+#if defined(QCK_DEVICE_PASS)
+    return __fadd_rn(a, b);
+#else
+    return a + b;
+#endif
+}
+
+QCK_HD float qck_div_rn(float a, float b)
+{
+#if defined(QCK_DEVICE_PASS)
+    return __fdiv_rn(a, b);
+#else
+    return a / b;
+#endif
+}
+
+/* The x86 result of a NaN-producing a op b: the NaN operand quieted (a's when both are), else the
+ * default NaN of an invalid operation (0 * Inf, 0 / 0, Inf / Inf). */
+QCK_HD float qck_nan_result(float a, float b)
+{
+    uint32_t ab = qck_bits(a), bb = qck_bits(b);
+    if (qck_isnan_bits(ab))
+        return qck_float(ab | QCK_QUIET);
+    if (qck_isnan_bits(bb))
+        return qck_float(bb | QCK_QUIET);
+    return qck_float(QCK_X86_DEFAULT_NAN);
+}
+
+/* a * b with the x86 NaN rules (see the file comment); the IEEE product is the common case. */
+QCK_HD float qck_mul(float a, float b)
+{
+    float r = qck_mul_rn(a, b);
+    return qck_isnan(r) ? qck_nan_result(a, b) : r;
+}
+
+QCK_HD float qck_div(float a, float b)
+{
+    float r = qck_div_rn(a, b);
+    return qck_isnan(r) ? qck_nan_result(a, b) : r;
+}
+
+/* .ftz: a subnormal becomes the zero of its sign. */
+QCK_HD float qck_ftz(float x)
+{
+    uint32_t b = qck_bits(x);
+    return (b & QCK_ABS) < 0x00800000u ? qck_float(b & 0x80000000u) : x;
+}
+
+/* mul.rn.ftz as a --use_fast_math kernel executes every multiply (arith.h qcref_mul): on NVIDIA the
+ * instruction itself (arith.h: equal to the reference's ftz(ftz(a) * ftz(b)) on 2^32 products
+ * around 2^-126, measured on an H200), with the x86 NaN rules on the flushed operands. */
+QCK_HD float qck_mul_ftz(float a, float b)
+{
+#if defined(QCK_PTX)
+    float r;
+    asm("mul.rn.ftz.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return qck_isnan(r) ? qck_nan_result(qck_ftz(a), qck_ftz(b)) : r;
+#else
+    return qck_ftz(qck_mul(qck_ftz(a), qck_ftz(b)));
+#endif
+}
+
+QCK_HD float qck_mul_mode(float a, float b, int fast) { return fast ? qck_mul_ftz(a, b) : qck_mul(a, b); }
+
+/* rcp.approx.ftz.f32 (SASS MUFU.RCP): the instruction itself on NVIDIA. formats.md §13 lists its
+ * behaviour (NaN -> 0x7FFFFFFF, +-0 and subnormals -> +-Inf, +-Inf -> +-0). The host pass has no
+ * such instruction: numerics_check.cu defines QCK_HOST_RCP to the reference's emulation; the HIP
+ * pass uses __frcp_rn, which is not the same function, and the backend declines every policy
+ * that needs it there (qck_policy_needs_rcp). */
+QCK_HD float qck_rcp_approx(float x)
+{
+#if defined(QCK_PTX)
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    return r;
+#elif defined(QCK_DEVICE_PASS)
+    return __frcp_rn(x);
+#elif defined(QCK_HOST_RCP)
+    return QCK_HOST_RCP(x);
+#else
+    return 1.0f / x;
+#endif
+}
+
+/* a / b under the kernel's division mode (arith.h qc_div_mode: QC_DIV_FAST is div.approx.ftz =
+ * mul.ftz(a, rcp(b)); QC_DIV_FULL is Triton's div.full = mul.rn(a, rcp(b)), which the reference
+ * models for |b| < 2^126 and which this backend evaluates the same way for every b). */
+QCK_HD float qck_div_mode(float a, float b, qc_div_mode m)
+{
+    switch (m) {
+    case QC_DIV_FAST: return qck_mul_ftz(a, qck_rcp_approx(b));
+    case QC_DIV_FULL: return qck_mul(a, qck_rcp_approx(b));
+    default:          return qck_div(a, b);
+    }
+}
+
+/* 1 / b: IEEE (__frcp_rn's value, with the x86 NaN rules) or rcp.approx.ftz. */
+QCK_HD float qck_recip(float b, qc_div_mode m) { return m == QC_DIV_IEEE ? qck_div(1.0f, b) : qck_rcp_approx(b); }
+
+/* fminf / fmaxf: IEEE minNum / maxNum (a NaN operand yields the other), as glibc and CUDA agree. */
+QCK_HD float qck_fminf(float a, float b)
+{
+    if (qck_isnan(a))
+        return b;
+    if (qck_isnan(b))
+        return a;
+    return a < b ? a : b;
+}
+
+QCK_HD float qck_fmaxf(float a, float b)
+{
+    if (qck_isnan(a))
+        return b;
+    if (qck_isnan(b))
+        return a;
+    return a > b ? a : b;
+}
+
+/* ---------------------------------------------------------------- element formats */
+
+/* formats.md §1.1 (fp8), §3.1 (fp4, fp6); bf16 and f16 are IEEE-style. */
+typedef struct qck_fmt {
+    int bits, ebits, mbits, bias;
+    qc_specials sp;
+    uint32_t maxmag; /* magnitude code of the largest finite value */
+} qck_fmt;
+
+QCK_HD qck_fmt qck_format(qc_format f)
+{
+    qck_fmt m = {0, 0, 0, 0, QC_SPECIALS_NONE, 0};
+    switch (f) {
+    case QC_BF16:     m.bits = 16, m.ebits = 8, m.mbits = 7, m.bias = 127, m.sp = QC_SPECIALS_IEEE; break;
+    case QC_F16:      m.bits = 16, m.ebits = 5, m.mbits = 10, m.bias = 15, m.sp = QC_SPECIALS_IEEE; break;
+    case QC_E4M3FN:   m.bits = 8, m.ebits = 4, m.mbits = 3, m.bias = 7, m.sp = QC_SPECIALS_FN; break;
+    case QC_E4M3FNUZ: m.bits = 8, m.ebits = 4, m.mbits = 3, m.bias = 8, m.sp = QC_SPECIALS_FNUZ; break;
+    case QC_E5M2:     m.bits = 8, m.ebits = 5, m.mbits = 2, m.bias = 15, m.sp = QC_SPECIALS_IEEE; break;
+    case QC_E5M2FNUZ: m.bits = 8, m.ebits = 5, m.mbits = 2, m.bias = 16, m.sp = QC_SPECIALS_FNUZ; break;
+    case QC_E2M1:     m.bits = 4, m.ebits = 2, m.mbits = 1, m.bias = 1; break;
+    case QC_E2M3:     m.bits = 6, m.ebits = 2, m.mbits = 3, m.bias = 1; break;
+    case QC_E3M2:     m.bits = 6, m.ebits = 3, m.mbits = 2, m.bias = 3; break;
+    default: return m;
+    }
+    uint32_t all = (1u << (m.bits - 1)) - 1; /* every bit but the sign */
+    m.maxmag = m.sp == QC_SPECIALS_IEEE ? all - (1u << m.mbits) : m.sp == QC_SPECIALS_FN ? all - 1 : all;
+    return m;
+}
+
+/* The magnitude code of a finite |x| (fp32 bits a, sign clear) on the grid of m, rounded to
+ * nearest with the given ties (formats.md §1.2 for RNE, §3.2 for the other two). It may exceed
+ * maxmag: the caller decides the overflow. The code is exponent field << mbits plus the rounded
+ * significand, so a carry out of the mantissa raises the exponent by itself. */
+QCK_HD uint32_t qck_round_mag(const qck_fmt &m, uint32_t a, qc_ties ties)
+{
+    int fe = (int)(a >> 23);
+    uint32_t sig = a & 0x7FFFFFu;
+    if (fe)
+        sig |= 0x800000u;
+    else
+        fe = 1; /* fp32 subnormal: the quantum of the smallest normal binade */
+    int emin = 1 - m.bias;                   /* the target's smallest normal exponent */
+    int e = fe - 127 > emin ? fe - 127 : emin; /* the target binade (subnormal grid below emin) */
+    int shift = (e - m.mbits) - (fe - 150);   /* dropped significand bits, >= 13 */
+    if (shift >= 32)
+        return 0; /* far below half of the smallest subnormal */
+    uint32_t q = sig >> shift, rem = sig & ((1u << shift) - 1), half = 1u << (shift - 1);
+    uint32_t up = ties == QC_TIES_ZERO   ? rem > half
+                  : ties == QC_TIES_AWAY ? rem >= half
+                                         : (rem > half || (rem == half && (q & 1u)));
+    return ((uint32_t)(e - emin) << m.mbits) + q + up;
+}
+
+/* NaN into a format without NaN codes (formats.md §3.2, §11). */
+QCK_HD uint32_t qck_nonan(const qck_fmt &m, uint32_t b, qc_nonan rule)
+{
+    uint32_t sbit = 1u << (m.bits - 1), neg = b >> 31;
+    switch (rule) {
+    case QC_NONAN_POSMAX:   return m.maxmag;
+    case QC_NONAN_MLDTYPES: return neg ? 0u : sbit; /* quiet_NaN() is the -0 code; -NaN flips it */
+    case QC_NONAN_TORCHAO: {
+        /* torchao _f32_to_fpx_unpacked takes a NaN down its normal branch: rebias plus the
+         * rounding constant plus the odd bit, shift, keep 8 bits, OR the sign (formats.md §3.2). */
+        uint32_t a = b & QCK_ABS, drop = 23u - (uint32_t)m.mbits;
+        uint32_t rebias = (uint32_t)((m.bias - 127) * (1 << 23));
+        uint32_t code = ((a + rebias + ((1u << (drop - 1)) - 1u) + ((a >> drop) & 1u)) >> drop) & 0xFFu;
+        return (code | (neg ? sbit : 0u)) & ((1u << m.bits) - 1u);
+    }
+    default: return 0;
+    }
+}
+
+/* fp32 -> a minifloat code under every field of the policy (formats.md §1.3, §3.2, §12 items 1, 3). */
+QCK_HD uint32_t qck_encode_minifloat(const qck_fmt &m, float x, const qc_cast_policy &p)
+{
+    uint32_t b = qck_bits(x), a = b & QCK_ABS;
+    uint32_t sbit = 1u << (m.bits - 1), sign = (b >> 31) ? sbit : 0u;
+    uint32_t expall = ((1u << m.ebits) - 1u) << m.mbits;
+    if (a > QCK_INF) {
+        if (m.sp == QC_SPECIALS_NONE)
+            return qck_nonan(m, b, p.nonan);
+        if (m.sp == QC_SPECIALS_FNUZ)
+            return sbit; /* 0x80, the only NaN */
+        uint32_t s = (p.nan_sign == QC_NAN_KEEP) ? sign : 0u;
+        if (m.sp == QC_SPECIALS_FN)
+            return s | (m.maxmag + 1u); /* S.1111.111 */
+        uint32_t mant = (1u << m.mbits) - 1u;
+        if (p.nan_code == QC_NANCODE_QUIET) {
+            mant = 1u << (m.mbits - 1);
+        } else if (p.nan_code == QC_NANCODE_PAYLOAD) {
+            mant = (a & 0x7FFFFFu) >> (23 - m.mbits);
+            mant = mant ? mant : 1u;
+        }
+        return s | expall | mant;
+    }
+    uint32_t mag = a == QCK_INF ? m.maxmag + 1u : qck_round_mag(m, a, p.ties);
+    if (mag > m.maxmag) {
+        if (m.sp == QC_SPECIALS_NONE || p.overflow == QC_OVERFLOW_SATFINITE)
+            return sign | m.maxmag;
+        if (m.sp == QC_SPECIALS_FNUZ)
+            return sbit;
+        if (m.sp == QC_SPECIALS_FN)
+            return sign | (m.maxmag + 1u);
+        return sign | expall; /* Inf */
+    }
+    if (mag == 0) {
+        if (m.sp == QC_SPECIALS_FNUZ || p.zero_sign == QC_ZERO_DROP)
+            return 0;
+        if (p.zero_sign == QC_ZERO_MODELOPT && a == 0)
+            return sbit;
+    }
+    return sign | mag;
+}
+
+/* fp32 -> e2m1 in a dozen instructions (the same function as qck_encode_minifloat for e2m1): RNE by
+ * integer rounding of the bits, the other ties by comparisons with the seven midpoints 0.25, 0.75,
+ * 1.25, 1.75, 2.5, 3.5, 5 (formats.md §3.2: toward zero every comparison strict, away every one
+ * >=); beyond 5 and for Inf the code saturates at 7 (6.0); NaN takes the policy's rule. */
+QCK_HD uint32_t qck_encode_e2m1(float x, const qc_cast_policy &p)
+{
+    uint32_t b = qck_bits(x), a = b & QCK_ABS;
+    if (a > QCK_INF)
+        return qck_nonan(qck_format(QC_E2M1), b, p.nonan);
+    float v = qck_float(a);
+    uint32_t c;
+    if (p.ties == QC_TIES_EVEN) {
+        /* below 1 the grid is 0.5: v + 2^22 rounds v to it (the ulp of 2^22 is 0.5); from 1 on the
+         * code is the fp32 bits rounded to 1 mantissa bit (RNE by adding half - 1 + the kept LSB),
+         * rebiased, saturated at 7; the codes' parity is the grid's, so both ties go to even */
+        if (v < 1.0f) {
+            c = qck_bits(qck_add_rn(v, 4194304.0f)) - 0x4A800000u;
+        } else {
+            c = ((a + 0x1FFFFFu + ((a >> 22) & 1u)) >> 22) - 252u;
+            c = c > 7u ? 7u : c;
+        }
+    } else if (p.ties == QC_TIES_ZERO)
+        c = (v > 0.25f) + (v > 0.75f) + (v > 1.25f) + (v > 1.75f) + (v > 2.5f) + (v > 3.5f) + (v > 5.0f);
+    else
+        c = (v >= 0.25f) + (v >= 0.75f) + (v >= 1.25f) + (v >= 1.75f) + (v >= 2.5f) + (v >= 3.5f) + (v >= 5.0f);
+    if (c == 0 && p.zero_sign == QC_ZERO_DROP)
+        return 0;
+    if (c == 0 && p.zero_sign == QC_ZERO_MODELOPT && a == 0)
+        return 8;
+    return (b >> 31) << 3 | c;
+}
+
+/* A minifloat code -> fp32, exact; NaN codes of 8 bits and fewer give sign | 0x7FC00000 (ml_dtypes'
+ * widening), bf16/f16 NaN keep their payload shifted (the IEEE widening). */
+QCK_HD float qck_decode_minifloat(const qck_fmt &m, uint32_t code)
+{
+    uint32_t sbit = 1u << (m.bits - 1), sign = (code & sbit) ? 0x80000000u : 0u;
+    uint32_t mag = code & (sbit - 1u), e = mag >> m.mbits, f = mag & ((1u << m.mbits) - 1u);
+    uint32_t eall = (1u << m.ebits) - 1u;
+    int nan = (m.sp == QC_SPECIALS_FN && mag == sbit - 1u) || (m.sp == QC_SPECIALS_FNUZ && (code & ((sbit << 1) - 1u)) == sbit) ||
+              (m.sp == QC_SPECIALS_IEEE && e == eall && f != 0);
+    if (nan)
+        return qck_float(m.bits <= 8 ? sign | 0x7FC00000u : sign | QCK_INF | (f << (23 - m.mbits)));
+    if (m.sp == QC_SPECIALS_IEEE && e == eall)
+        return qck_float(sign | QCK_INF);
+    if (e != 0) /* normal: every minifloat normal is an fp32 normal */
+        return qck_float(sign | ((e - (uint32_t)m.bias + 127u) << 23) | (f << (23 - m.mbits)));
+    if (f == 0)
+        return qck_float(sign);
+    /* subnormal f * 2^(1 - bias - mbits): normalise f into the fp32 significand */
+    int lz = qck_clz(f) - (32 - m.mbits); /* leading zeros within the mbits field */
+    int exp2 = 1 - m.bias - m.mbits + (m.mbits - 1 - lz); /* exponent of f's top bit */
+    uint32_t frac = (f << (lz + 1)) & ((1u << m.mbits) - 1u);
+    if (exp2 >= -126)
+        return qck_float(sign | ((uint32_t)(exp2 + 127) << 23) | (frac << (23 - m.mbits)));
+    /* an fp32 subnormal (bf16's subnormals): f * 2^(1 - bias - mbits) = f << (149 + 1 - bias - mbits) ulps */
+    return qck_float(sign | (f << (150 - m.bias - m.mbits)));
+}
+
+/* ---------------------------------------------------------------- e8m0 */
+
+/* The results of the host's libm that two rules need on the device: ceilf(log2f(x)) and
+ * exp2f(c) (QC_E8M0_LOG2_CEIL, QC_POW2_LOG2_CEIL; the reference calls glibc's log2f, which is not
+ * correctly rounded, and sglang #29954 (formats.md §10 B11) is precisely the float log2 landing on
+ * an integer). For x in the binade [2^k, 2^(k+1)) a faithful log2f returns k or more, and k
+ * exactly only on a first run of mantissas: thr[] holds the last mantissa offset of that run,
+ * measured with the host's log2f by qck_libm_build (runtime.cu), which also checks that the run
+ * is contiguous and that no later mantissa of the scanned window comes back to k. */
+typedef struct qck_libm {
+    int32_t thr_norm[256]; /* biased exponent e (1..254): ceil = k + (mantissa > thr) */
+    int32_t thr_sub[24];   /* fp32 subnormals, by the top bit j of the mantissa */
+    uint32_t exp2_bits[280]; /* exp2f(c) for c = -151 .. 128 */
+    int ok;
+} qck_libm;
+
+/* ceilf(log2f(a)) for 0 < a < Inf (fp32 bits, sign clear). */
+QCK_HD int qck_ceil_log2(uint32_t a, const qck_libm *L)
+{
+    uint32_t e = a >> 23, f = a & 0x7FFFFFu;
+    if (e)
+        return (int)e - 127 + ((int32_t)f > L->thr_norm[e]);
+    int j = 31 - qck_clz(f);
+    return j - 149 + ((int32_t)(f - (1u << j)) > L->thr_sub[j]);
+}
+
+/* exp2f(ceilf(log2f(s))) of the host's libm, for s >= 0 (scales; formats.md §2.2). */
+QCK_HD float qck_pow2_log2_ceil(float s, const qck_libm *L)
+{
+    uint32_t b = qck_bits(s);
+    if (qck_isnan_bits(b))
+        return qck_float(b | QCK_QUIET); /* no profile reaches it: an eps or fmaxf precedes */
+    if ((b & QCK_ABS) == 0)
+        return 0.0f; /* log2f(0) = -Inf, exp2f(-Inf) = +0 */
+    if (b == QCK_INF)
+        return s;
+    int c = qck_ceil_log2(b & QCK_ABS, L);
+    return qck_float(L->exp2_bits[c + 151]);
+}
+
+QCK_HD uint32_t qck_clampi(int v, int lo, int hi) { return (uint32_t)(v < lo ? lo : v > hi ? hi : v); }
+
+/* torchao to_mx FLOOR / CEIL / EVEN after the exponent (formats.md §2.2): minus emax, clamped to
+ * [-127, 128], NaN -> 0xFF. */
+QCK_HD uint32_t qck_torchao_byte(int unbiased, int emax, int nan)
+{
+    return nan ? 0xFFu : qck_clampi(unbiased - emax, -127, 128) + 127u;
+}
+
+/* fp32 -> e8m0 under every rule of formats.md §2.2 (names as qc_e8m0_rule). */
+QCK_HD uint32_t qck_e8m0_encode(float x, const qc_cast_policy &p, const qck_libm *L)
+{
+    uint32_t b = qck_bits(x), a = b & QCK_ABS, e = a >> 23, f = a & 0x7FFFFFu;
+    int nan = a > QCK_INF, nonfinite = e == 0xFFu;
+    /* torch's linear RNE: up when the guard bit is set and a lower bit or the implicit LSB is */
+    uint32_t rne = e + (((f >> 22) & 1u) && ((f & 0x3FFFFFu) || e != 0));
+    uint32_t ceil = e ? e + (f != 0) : (f > 0x400000u);
+    switch (p.e8m0) {
+    case QC_E8M0_RNE:
+        return nonfinite || rne > 254 ? 0xFFu : rne;
+    case QC_E8M0_MLDTYPES:
+    case QC_E8M0_MLDTYPES_06: {
+        uint32_t E = p.e8m0 == QC_E8M0_MLDTYPES_06 ? rne : e ? rne : (f >= 0x600000u);
+        if ((b >> 31) || a == 0 || nonfinite || E > 254)
+            return 0xFFu;
+        return E;
+    }
+    case QC_E8M0_CEIL: /* cvt.rp.satfinite.ue8m0x2.f32 */
+        return nan ? 0xFFu : nonfinite ? 0xFEu : (ceil > 254 ? 254u : ceil);
+    case QC_E8M0_FLOOR_SAT: /* cvt.rz.satfinite.ue8m0x2.f32 */
+        return nan ? 0xFFu : nonfinite ? 0xFEu : e;
+    case QC_E8M0_RCEIL:
+        return nonfinite ? 0xFFu : ceil;
+    case QC_E8M0_DEEPGEMM:
+        return qck_clampi((int)e + (f != 0), 1, 254);
+    case QC_E8M0_FLOOR:
+        return qck_torchao_byte((int)e - 127, p.e8m0_emax, nan);
+    case QC_E8M0_TORCHAO_CEIL:
+        return qck_torchao_byte((int)e - 127 + (f != 0), p.e8m0_emax, nan);
+    case QC_E8M0_EVEN: {
+        uint32_t r = (a + (1u << (22 - p.e8m0_mbits))) & 0xFF800000u;
+        return qck_torchao_byte((int)(r >> 23) - 127, p.e8m0_emax, nan);
+    }
+    case QC_E8M0_TRITON_UP:
+        return ((b + 0x7FFFFFu) & 0x7F800000u) >> 23;
+    case QC_E8M0_TRITON_DOWN:
+        return (b & 0x7F800000u) >> 23;
+    case QC_E8M0_LOG2_CEIL: {
+        if (nan)
+            return 0xFFu;
+        if (a == 0)
+            return 0; /* ceilf(log2f(0)) = -Inf < -127 */
+        if (a == QCK_INF)
+            return 0xFFu;
+        int l = qck_ceil_log2(a, L);
+        return l < -127 ? 0u : l > 127 ? 0xFFu : (uint32_t)(l + 127);
+    }
+    default:
+        return 0xFFu;
+    }
+}
+
+/* e8m0 -> fp32 under every decoder of formats.md §2.3. */
+QCK_HD float qck_e8m0_decode(uint32_t E, qc_e8m0_decoder d)
+{
+    switch (d) {
+    case QC_E8M0_DEC_SHIFT:
+        return qck_float(E << 23);
+    case QC_E8M0_DEC_EXP2:
+        return qck_float(E == 0 ? 0x00400000u : E << 23);
+    case QC_E8M0_DEC_TRTLLM_RCP:
+        if (E == 0)
+            return 1.0f;
+        return qck_float(E <= 253 ? (254u - E) << 23 : 0x00400000u >> (E - 254));
+    case QC_E8M0_DEC_CUTEDSL_INV:
+        return E == 0 || E >= 254 ? 0.0f : qck_float((254u - E) << 23);
+    default:
+        return qck_float(E == 0xFF ? 0x7FC00000u : E == 0 ? 0x00400000u : E << 23);
+    }
+}
+
+/* Any format: the code in the low bits (f32 is its bits). */
+QCK_HD uint32_t qck_encode(qc_format f, float x, const qc_cast_policy &p, const qck_libm *L)
+{
+    if (f == QC_E8M0)
+        return qck_e8m0_encode(x, p, L);
+    if (f == QC_F32)
+        return qck_bits(x);
+    return qck_encode_minifloat(qck_format(f), x, p);
+}
+
+QCK_HD float qck_decode(qc_format f, uint32_t code, const qc_cast_policy &p)
+{
+    if (f == QC_F32)
+        return qck_float(code);
+    if (f == QC_E8M0)
+        return qck_e8m0_decode(code & 0xFFu, p.e8m0_decoder);
+    return qck_decode_minifloat(qck_format(f), code);
+}
+
+/* ---------------------------------------------------------------- hardware conversions */
+
+/* The policies the PTX instructions implement exactly (formats.md §13): RNE, satfinite, every NaN
+ * -> 0x7F (e5m2: the all-ones NaN), the sign of zero kept. */
+QCK_HD int qck_hw_fp8_ok(qc_format f, const qc_cast_policy &p)
+{
+    return (f == QC_E4M3FN || (f == QC_E5M2 && p.nan_code == QC_NANCODE_ONES)) && p.overflow == QC_OVERFLOW_SATFINITE &&
+           p.nan_sign == QC_NAN_CANONICAL && p.ties == QC_TIES_EVEN && p.zero_sign == QC_ZERO_KEEP;
+}
+
+/* cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32: RNE, overflow to Inf, every NaN -> 0x7FFF. */
+QCK_HD int qck_hw_half_ok(qc_format f, const qc_cast_policy &p)
+{
+    return (f == QC_BF16 || f == QC_F16) && p.overflow == QC_OVERFLOW_NAN && p.nan_sign == QC_NAN_CANONICAL &&
+           p.nan_code == QC_NANCODE_ONES && p.ties == QC_TIES_EVEN && p.zero_sign == QC_ZERO_KEEP;
+}
+
+#if defined(QCK_PTX)
+/* Element lo in the low byte: the instruction puts its first source in the upper one. */
+QCK_D uint32_t qck_cvt_e4m3x2(float lo, float hi)
+{
+    unsigned short r;
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+QCK_D uint32_t qck_cvt_e5m2x2(float lo, float hi)
+{
+    unsigned short r;
+    asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+QCK_D uint32_t qck_cvt_bf16x2(float lo, float hi)
+{
+    uint32_t r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+QCK_D uint32_t qck_cvt_f16x2(float lo, float hi)
+{
+    uint32_t r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+#endif
+
+/* ---------------------------------------------------------------- recipe steps */
+
+/* How a group's elements are scaled before the clamp: x * mult (mul.rn or mul.rn.ftz) or an IEEE
+ * x / mult. */
+typedef struct qck_elem_op {
+    float mult;
+    int divide, ftz;
+} qck_elem_op;
+
+QCK_HD qck_elem_op qck_op_mul(float m, int ftz)
+{
+    qck_elem_op o = {m, 0, ftz};
+    return o;
+}
+
+QCK_HD qck_elem_op qck_op_div(float d)
+{
+    qck_elem_op o = {d, 1, 0};
+    return o;
+}
+
+QCK_HD float qck_apply(const qck_elem_op &o, float x)
+{
+    return o.divide ? qck_div(x, o.mult) : qck_mul_mode(x, o.mult, o.ftz);
+}
+
+/* The clamp before the cast (formats.md §10 B20; recipes.h qc_clamp). */
+QCK_HD float qck_clamp(float v, const qc_recipe_policy &p)
+{
+    float m = p.clamp_max, nm = qck_float(qck_bits(m) ^ 0x80000000u);
+    switch (p.clamp) {
+    case QC_CLAMP_TORCH:  return qck_isnan(v) ? v : v > m ? m : v < nm ? nm : v;
+    case QC_CLAMP_FMINF:  return qck_fmaxf(qck_fminf(v, m), nm);
+    case QC_CLAMP_TRITON: return qck_fminf(qck_fmaxf(v, nm), m);
+    default:              return v;
+    }
+}
+
+QCK_HD float qck_amax_used(float amax, const qc_recipe_policy &p)
+{
+    return p.eps_at == QC_EPS_AMAX && amax < p.eps ? p.eps : amax; /* torch.clamp(min): NaN stays */
+}
+
+/* The fp32 scale of tensor / token / token_group / block from the tile's amax (formats.md §6.2-§6.4). */
+QCK_HD float qck_tiled_scale(float amax, const qc_recipe_policy &p, const qck_libm *L)
+{
+    float a = qck_amax_used(amax, p), s;
+    int fast = p.div_mode == QC_DIV_FAST;
+    switch (p.scale_op) {
+    case QC_SCALE_MUL_RCP:     s = qck_mul_mode(a, qck_recip(p.elem_max, p.div_mode), fast); break;
+    case QC_SCALE_RCP_OF_MULT: s = qck_recip(qck_div_mode(p.elem_max, a, p.div_mode), p.div_mode); break;
+    default:                   s = qck_div_mode(a, p.elem_max, p.div_mode); break;
+    }
+    if (p.eps_at == QC_EPS_SCALE)
+        s = qck_fmaxf(s, p.eps);
+    if (p.pow2 == QC_POW2_E8M0)
+        return qck_e8m0_decode(qck_e8m0_encode(s, p.pow2_policy, L), p.pow2_policy.e8m0_decoder);
+    if (p.pow2 == QC_POW2_LOG2_CEIL)
+        return qck_pow2_log2_ceil(s, L);
+    return s;
+}
+
+/* The element operation of a tiled recipe's group (formats.md §6.2's three roundings). */
+QCK_HD qck_elem_op qck_tiled_op(float s, float amax, const qc_recipe_policy &p)
+{
+    qc_elem_op op = p.elem_op;
+    int fast = p.div_mode == QC_DIV_FAST;
+    if (op == QC_ELEM_MUL_MAX_AMAX && p.pow2 != QC_POW2_NONE)
+        op = QC_ELEM_MUL_RCP; /* sgl-kernel ue8m0: the multiplier is exactly 2^-E */
+    switch (op) {
+    case QC_ELEM_DIV:
+        if (p.div_mode == QC_DIV_IEEE)
+            return qck_op_div(s);
+        return qck_op_mul(qck_rcp_approx(s), fast); /* div.approx / div.full = a * rcp(b) */
+    case QC_ELEM_MUL_MAX_AMAX:
+        return qck_op_mul(qck_div_mode(p.elem_max, qck_amax_used(amax, p), p.div_mode), fast);
+    default:
+        return qck_op_mul((p.zero_guard && s == 0.0f) ? 0.0f : qck_recip(s, p.div_mode), fast);
+    }
+}
+
+/* flashinfer cute-dsl float_to_ue8m0_fast (formats.md §5). */
+QCK_HD uint32_t qck_cutedsl_ue8m0(float d)
+{
+    uint32_t b = qck_bits(d);
+    if (qck_isnan_bits(b))
+        return 254;
+    if (!(d > 0.0f))
+        return 0;
+    uint32_t e = b >> 23, f = b & 0x7FFFFFu, E = e ? e + (f != 0) : (f > 0x400000u);
+    return E > 254 ? 254 : E;
+}
+
+/* An MX block's e8m0 byte from its amax (formats.md §5; recipes.h qc_mx_rule). */
+QCK_HD uint32_t qck_mx_byte(float amax, const qc_recipe_policy &p, const qck_libm *L)
+{
+    if (p.mx_rule == QC_MX_E8M0_OF_AMAX)
+        return qck_e8m0_encode(amax, p.pow2_policy, L);
+    float d = qck_tiled_scale(amax, p, L); /* the descale amax / max (no eps_at SCALE, no pow2 in mx rows) */
+    return p.mx_rule == QC_MX_CUTEDSL ? qck_cutedsl_ue8m0(d) : qck_e8m0_encode(d, p.pow2_policy, L);
+}
+
+/* The element operation of an MX block with byte E. */
+QCK_HD qck_elem_op qck_mx_op(uint32_t E, float amax, const qc_recipe_policy &p)
+{
+    int fast = p.div_mode == QC_DIV_FAST;
+    if (p.mx_zero_guard && amax == 0.0f)
+        return qck_op_mul(0.0f, fast); /* TRT-LLM: outputScale = vecMax != 0 ? ... : 0 */
+    float d = qck_e8m0_decode(E, p.mx_dec);
+    switch (p.mx_op) {
+    case QC_MX_MUL:          return qck_op_mul(d, fast);
+    case QC_MX_MUL_RCP:      return qck_op_mul(qck_rcp_approx(d), fast);
+    case QC_MX_MUL_RECIP_NZ: return qck_op_mul(d == 0.0f ? 0.0f : qck_recip(d, p.div_mode), fast);
+    default:                 return qck_op_div(d); /* x / 2^(E-127): one IEEE rounding */
+    }
+}
+
+/* NVFP4 (formats.md §4.2, §4.3): the global scale g of the recipe's order from the tensor amax
+ * (or the given encode scale), and its decode form written to gscale. */
+QCK_HD float qck_nv_global(const qc_recipe_policy &p, float amax_t, int has_given, float given)
+{
+    if (has_given)
+        return p.nv_order == QC_NVFP4_TORCHAO ? qck_div(1.0f, given) : given;
+    float flt_max = qck_float(QCK_FLT_MAX_BITS);
+    switch (p.nv_gscale) {
+    case QC_GSCALE_TE: {
+        float gs = amax_t == 0.0f ? flt_max : qck_div(2688.0f, amax_t);
+        gs = gs > flt_max ? flt_max : gs;
+        return gs == 0.0f ? 1.0f : gs;
+    }
+    case QC_GSCALE_TORCHAO:
+        return qck_div(amax_t, 2688.0f);
+    default:
+        return amax_t == 0.0f ? flt_max : qck_div(2688.0f, amax_t);
+    }
+}
+
+QCK_HD float qck_nv_gscale_out(const qc_recipe_policy &p, float g)
+{
+    return p.nv_order == QC_NVFP4_TORCHAO ? g : qck_div(1.0f, g);
+}
+
+QCK_HD float qck_nv_sf_value(const qc_recipe_policy &p, float vecmax, float g)
+{
+    switch (p.nv_order) {
+    case QC_NVFP4_TE:
+        return qck_mul(vecmax, qck_mul(g, qck_div(1.0f, 6.0f)));
+    case QC_NVFP4_TORCHAO: {
+        float v = qck_div(qck_div(vecmax, 6.0f), g);
+        return qck_isnan(v) ? v : v < 0.015625f ? 0.015625f : v > 448.0f ? 448.0f : v;
+    }
+    default:
+        return qck_mul(g, qck_mul(vecmax, qck_rcp_approx(6.0f)));
+    }
+}
+
+QCK_HD float qck_nv_output_scale(const qc_recipe_policy &p, float vecmax, float sfdec, float g)
+{
+    int zero = p.nv_zero == QC_ZERO_SFVALUE ? sfdec == 0.0f : vecmax == 0.0f;
+    switch (p.nv_order) {
+    case QC_NVFP4_TORCHAO:
+        return qck_div(qck_div(1.0f, g), sfdec);
+    case QC_NVFP4_TE: {
+        if (zero)
+            return 0.0f;
+        float o = qck_div(1.0f, qck_mul(sfdec, qck_div(1.0f, g))), flt_max = qck_float(QCK_FLT_MAX_BITS);
+        return o > flt_max ? flt_max : o;
+    }
+    default:
+        return zero ? 0.0f : qck_rcp_approx(qck_mul(sfdec, qck_rcp_approx(g)));
+    }
+}
+
+/* The e4m3 block-scale byte: the PTX instruction when the sf cast is the `ptx` policy. */
+QCK_HD uint32_t qck_encode_e4m3_sf(float v, const qc_cast_policy &p)
+{
+#if defined(QCK_PTX)
+    if (qck_hw_fp8_ok(QC_E4M3FN, p))
+        return qck_cvt_e4m3x2(v, 0.0f) & 0xFFu;
+#endif
+    return qck_encode_minifloat(qck_format(QC_E4M3FN), v, p);
+}
+
+/* A power-of-two scale's e8m0 byte for the packed_ue8m0 layout, or -1 (recipes/scale_layout.c's
+ * rule: 2^-127 is byte 0; zero, Inf, NaN and non-powers of two have none). */
+QCK_HD int qck_pow2_byte(float s)
+{
+    uint32_t b = qck_bits(s);
+    if (b == 0x00400000u)
+        return 0;
+    if ((b & 0x807FFFFFu) != 0 || (b >> 23) == 0 || (b >> 23) == 0xFF)
+        return -1;
+    return (int)(b >> 23);
+}
+
+/* Does any step of this recipe policy use rcp.approx.ftz (which the HIP build cannot do exactly)? */
+QCK_HD int qck_policy_needs_rcp(qc_recipe r, const qc_recipe_policy &p)
+{
+    if (p.div_mode != QC_DIV_IEEE)
+        return 1;
+    if (r >= QC_RECIPE_MXFP8 && r <= QC_RECIPE_MXFP4 && p.mx_op == QC_MX_MUL_RCP)
+        return 1;
+    return r == QC_RECIPE_NVFP4 && p.nv_order == QC_NVFP4_FAST;
+}
+
+/* Layout-map offsets of the block-scale swizzles (docs/spec/layouts.md §1): the byte of scale
+ * (r, c) with Cp = pad(C, 4) columns; tile 128 (sf128x4, block_scale_interleave) or 8 (sf8x4). */
+QCK_HD int64_t qck_sf_offset(int64_t r, int64_t c, int64_t Cp, int tile)
+{
+    if (tile == 8)
+        return (r / 8) * (Cp / 4) * 32 + (c / 4) * 32 + (r % 8) * 4 + c % 4;
+    return (r / 128) * (Cp / 4) * 512 + (c / 4) * 512 + (r % 32) * 16 + ((r % 128) / 32) * 4 + c % 4;
+}
+
+QCK_HD void qck_sf_coords(int64_t o, int64_t Cp, int tile, int64_t *r, int64_t *c)
+{
+    int64_t atom = tile == 8 ? 32 : 512, t = o / atom, w = o % atom, ct = Cp / 4;
+    if (tile == 8) {
+        *r = (t / ct) * 8 + w / 4;
+    } else {
+        *r = (t / ct) * 128 + ((w / 4) % 4) * 32 + w / 16;
+    }
+    *c = (t % ct) * 4 + w % 4;
+}
+
+/* token_group scale layouts (formats.md §6.2): the byte offset of scale (i, j) of an [m, g] grid. */
+QCK_HD int64_t qck_tg_offset(qc_scale_layout l, int64_t m, int64_t g, int64_t i, int64_t j)
+{
+    int64_t m4 = (m + 3) / 4 * 4;
+    switch (l) {
+    case QC_SL_COL:          return 4 * (j * m + i);
+    case QC_SL_COL_TMA:      return 4 * (j * m4 + i);
+    case QC_SL_PACKED_UE8M0: return 4 * ((j / 4) * m4 + i) + j % 4;
+    default:                 return 4 * (i * g + j);
+    }
+}
+
+#endif
