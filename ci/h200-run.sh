@@ -14,7 +14,7 @@ out=${OUT:-/tmp/h200}
 mkdir -p "$out"
 tar xJf build/gpu-bundle.tar.xz -C /tmp
 B=/tmp/gpu-bundle
-export LD_LIBRARY_PATH=$B/lib QCHECK_CASES=$PWD/cases PYTHONPATH=$PWD/python
+export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} QCHECK_CASES=$PWD/cases PYTHONPATH=$PWD/python
 jobs=$(( $(nproc) > 2 ? $(nproc) - 2 : 1 ))
 step() { # name command...: output in $out/name.log; prints rc, seconds and the tail
   local name=$1 t0 rc
@@ -28,6 +28,15 @@ step() { # name command...: output in $out/name.log; prints rc, seconds and the 
 has() { [[ " ${STEPS:-cpu plugin oracle torch cuda} " == *" $1 "* ]]; }
 lscpu | grep -E "Model name|^CPU\(s\)"; nvidia-smi -L 2>/dev/null
 python3 -c "import torch, ml_dtypes, numpy, h5py; print('torch', torch.__version__, 'ml_dtypes', ml_dtypes.__version__, 'numpy', numpy.__version__, 'h5py', h5py.__version__)"
+if has cuda; then
+  "$B/qcheck" list backends | grep -E "^(cuda|cublaslt) " > "$out/gpu_backends.txt"
+  TAIL=4 step cuda_quick "$B/qcheck" run --backend cuda --quiet --timeout 120 --report "$out/cuda_quick"
+  TAIL=4 step cuda_extra env QCHECK_CASES=$PWD/kernels/cuda/cases "$B/qcheck" run --backend cuda --quiet --timeout 120
+  TAIL=4 step cublaslt_gemm "$B/qcheck" run --backend cublaslt --quiet --timeout 120 --report "$out/cublaslt"
+  TAIL=40 step bringup "$B/qcheck" bringup --report "$out/bringup"
+  for b in "$B"/bench_cuda_quant "$B"/bench_cublaslt; do [ -x "$b" ] && TAIL=20 step "$(basename "$b")" "$b"; done
+  [ -f kernels/cublaslt/bench_scaled_mm.py ] && TAIL=10 step bench_scaled_mm python3 kernels/cublaslt/bench_scaled_mm.py
+fi
 if has cpu; then
   step test_cpu_avx512 "$B/test_cpu_avx512"
   step test_cpu_amx "$B/test_cpu_amx"
@@ -50,13 +59,5 @@ if has torch; then
     --jobs 4 --backend "$ex" --report "$out/torch_gemm_full_block"
   TAIL=3 step torch_gemm_full_row "$B/qcheck" run --suite full --case fp8_rowwise_gemm --params m=1,n=2880,k=2880 \
     --jobs 4 --backend "$ex" --report "$out/torch_gemm_full_row"
-fi
-if has cuda; then
-  "$B/qcheck" list backends | grep -E "^(cuda|cublaslt) " > "$out/gpu_backends.txt"
-  TAIL=4 step cuda_quick "$B/qcheck" run --backend cuda --quiet --timeout 120 --report "$out/cuda_quick"
-  TAIL=4 step cublaslt_gemm "$B/qcheck" run --backend cublaslt --quiet --timeout 120 --report "$out/cublaslt"
-  TAIL=40 step bringup "$B/qcheck" bringup --report "$out/bringup"
-  for b in "$B"/bench_cuda_quant "$B"/bench_cublaslt; do [ -x "$b" ] && TAIL=20 step "$(basename "$b")" "$b"; done
-  [ -f kernels/cublaslt/bench_scaled_mm.py ] && TAIL=10 step bench_scaled_mm python3 kernels/cublaslt/bench_scaled_mm.py
 fi
 exit 0

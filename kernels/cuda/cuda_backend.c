@@ -32,4 +32,7 @@ const qcheck_backend qc_backend_cuda = {
     .dequant = qck_dequant,
     .layout = qck_layout,
     .fnuz_normalize = qck_fnuz_normalize,
+#ifndef QCK_EMU /* bring-up characterises a real device: the emulation has none */
+    .bringup = qc_cuda_bringup,
+#endif
 };

@@ -20,6 +20,8 @@ qcheck_status qck_quant(const qcheck_quant_args *a, qcheck_ctx *ctx);
 qcheck_status qck_dequant(const qcheck_dequant_args *a, qcheck_ctx *ctx);
 qcheck_status qck_layout(const qcheck_layout_args *a, qcheck_ctx *ctx);
 qcheck_status qck_fnuz_normalize(const qcheck_fnuz_normalize_args *a, qcheck_ctx *ctx);
+/* bringup.cu: the device's conversion instructions and approximate arithmetic against the reference (qcheck bringup). */
+qcheck_status qc_cuda_bringup(qcheck_bringup_args *a, qcheck_ctx *ctx);
 
 #ifdef __cplusplus
 }
