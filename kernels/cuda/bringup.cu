@@ -64,7 +64,7 @@ enum Check {
     CVT_E5M2_F16X2,
     RCP_APPROX,    /* rcp.approx.ftz.f32 vs qcref_rcp_approx_ftz_with (the measured table) */
     DIV_FULL,      /* x / d as div.full.f32 vs mul.rn(x, rcp.approx.ftz(d)) (QC_DIV_FULL) */
-    DIV_APPROX     /* x / d as div.approx.ftz.f32 vs mul.ftz(x, rcp.approx.ftz(d)) (QC_DIV_FAST) */
+    DIV_APPROX     /* x / d as div.approx.ftz.f32 vs qcref_div_approx_ftz (QC_DIV_FAST) */
 };
 
 struct Tally {
@@ -126,7 +126,7 @@ __device__ uint32_t oracle(int check, uint32_t u, float d, const qc_cast_policy 
     }
     case RCP_APPROX: return __float_as_uint(qcref_rcp_approx_ftz_with(x, table));
     case DIV_FULL: return __float_as_uint(qcref_fl32_mul(x, qcref_rcp_approx_ftz_with(d, table)));
-    default: return __float_as_uint(qcref_fl32_mul_ftz(x, qcref_rcp_approx_ftz_with(d, table)));
+    default: return __float_as_uint(qcref_div_approx_ftz(x, qcref_rcp_approx_ftz_with(d, table)));
     }
 }
 
@@ -178,8 +178,8 @@ const Spec specs[] = {
     {DIV_FULL, 240, "div.full.f32 x / 240", "mul.rn(x, rcp.approx.ftz(240))"},
     {DIV_FULL, 224, "div.full.f32 x / 224", "mul.rn(x, rcp.approx.ftz(224))"},
     {DIV_FULL, 6, "div.full.f32 x / 6", "mul.rn(x, rcp.approx.ftz(6))"},
-    {DIV_APPROX, 448, "div.approx.ftz.f32 x / 448", "mul.ftz(x, rcp.approx.ftz(448)) (div mode fast)"},
-    {DIV_APPROX, 6, "div.approx.ftz.f32 x / 6", "mul.ftz(x, rcp.approx.ftz(6))"},
+    {DIV_APPROX, 448, "div.approx.ftz.f32 x / 448", "qcref_div_approx_ftz (x * rcp.approx.ftz(448), tiny before rounding -> 0)"},
+    {DIV_APPROX, 6, "div.approx.ftz.f32 x / 6", "qcref_div_approx_ftz (x * rcp.approx.ftz(6), tiny before rounding -> 0)"},
 };
 
 qcheck_status fail(qcheck_ctx *ctx, const char *what, cudaError_t e)

@@ -53,6 +53,20 @@ static inline QC_HD float qcref_fl32_mul_ftz(float a, float b)
     return qcref_ftz(qcref_fl32_mul(qcref_ftz(a), qcref_ftz(b)));
 }
 
+/* div.approx.ftz.f32 a / b (CUDA's `/` under --use_fast_math): a * rcp.approx.ftz(b), r here, with
+ * the operands flushed and the result flushed to zero when it is below 2^-126 BEFORE rounding:
+ * `qcheck bringup` on the H200 found 0x01BFFFFF / 6 = +0 where the rounded product is the normal
+ * 2^-126 (2 of 2^32 dividends of 6, none of 448; docs/spec/formats.md §13). The product of two
+ * fp32 values is exact in a double, so the test is exact. */
+static inline QC_HD float qcref_div_approx_ftz(float a, float r)
+{
+    float fa = qcref_ftz(a), fr = qcref_ftz(r);
+    double p = (double)fa * (double)fr;
+    if (p == p && p > -0x1p-126 && p < 0x1p-126) /* tiny before rounding: the zero of its sign */
+        return qc_f32_from_bits((qc_f32_bits(fa) ^ qc_f32_bits(fr)) & QC_F32_SIGN);
+    return qcref_fl32_mul_ftz(fa, fr);
+}
+
 /* a * b as a kernel built in the given mode executes it: --use_fast_math implies -ftz=true, so
  * every fp32 multiply of such a kernel (sgl-kernel's sm90 build) flushes subnormals. */
 static inline QC_HD float qcref_mul(float a, float b, int fast)
