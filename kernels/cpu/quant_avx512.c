@@ -91,6 +91,17 @@ static inline __m512 ftz16(__m512 v)
     return _mm512_mask_and_ps(v, tiny, v, _mm512_castsi512_ps(_mm512_set1_epi32((int)QC_F32_SIGN)));
 }
 
+/* c * v as mul.rn.ftz.f32 computes it (v and c already flushed): zero of the product's sign when
+ * the product is tiny after rounding to 24 bits with an unbounded exponent, which v * 2^64 * c
+ * tells (a normal float at that scale; arith.h qcref_fl32_mul_ftz). */
+static inline __m512 mul_ftz16(__m512 v, __m512 c)
+{
+    __m512 p = _mm512_mul_ps(v, c), s = _mm512_mul_ps(_mm512_mul_ps(v, _mm512_set1_ps(0x1p64f)), c);
+    __mmask16 tiny = _mm512_cmp_ps_mask(_mm512_abs_ps(p), _mm512_set1_ps(0x1p-126f), _CMP_LE_OQ) &
+                     _mm512_cmp_ps_mask(_mm512_abs_ps(s), _mm512_set1_ps(0x1p-62f), _CMP_LT_OQ);
+    return _mm512_mask_and_ps(p, tiny, p, _mm512_castsi512_ps(_mm512_set1_epi32((int)QC_F32_SIGN)));
+}
+
 /* scale.c qcref_recipe_clamp with each NaN rule: MINPS/MAXPS return the second operand on NaN. */
 static inline __m512 clamp16(__m512 v, qc_clamp c, __m512 m, __m512 neg)
 {
@@ -124,7 +135,7 @@ static inline __attribute__((always_inline)) __m512i elem16(__m512 v, __m512 cv,
     if (kind == EL_DIV)
         v = _mm512_div_ps(v, cv);
     else if (kind == EL_MUL_FTZ && out_ftz)
-        v = ftz16(_mm512_mul_ps(ftz16(v), cv));
+        v = mul_ftz16(ftz16(v), cv);
     else if (kind == EL_MUL_FTZ)
         v = _mm512_mul_ps(ftz16(v), cv);
     else

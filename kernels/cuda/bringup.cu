@@ -64,7 +64,8 @@ enum Check {
     CVT_E5M2_F16X2,
     RCP_APPROX,    /* rcp.approx.ftz.f32 vs qcref_rcp_approx_ftz_with (the measured table) */
     DIV_FULL,      /* x / d as div.full.f32 vs mul.rn(x, rcp.approx.ftz(d)) (QC_DIV_FULL) */
-    DIV_APPROX     /* x / d as div.approx.ftz.f32 vs qcref_div_approx_ftz (QC_DIV_FAST) */
+    DIV_APPROX,    /* x / d as div.approx.ftz.f32 vs mul.ftz(x, rcp.approx.ftz(d)) (QC_DIV_FAST) */
+    MUL_FTZ        /* x * d as mul.rn.ftz.f32 vs qcref_fl32_mul_ftz (fast-math products) */
 };
 
 struct Tally {
@@ -100,9 +101,14 @@ __device__ uint32_t hw(int check, uint32_t u, float d)
         asm("div.full.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(d));
         return __float_as_uint(r);
     }
-    default: {
+    case DIV_APPROX: {
         float r;
         asm("div.approx.ftz.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(d));
+        return __float_as_uint(r);
+    }
+    default: {
+        float r;
+        asm("mul.rn.ftz.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(d));
         return __float_as_uint(r);
     }
     }
@@ -126,7 +132,8 @@ __device__ uint32_t oracle(int check, uint32_t u, float d, const qc_cast_policy 
     }
     case RCP_APPROX: return __float_as_uint(qcref_rcp_approx_ftz_with(x, table));
     case DIV_FULL: return __float_as_uint(qcref_fl32_mul(x, qcref_rcp_approx_ftz_with(d, table)));
-    default: return __float_as_uint(qcref_div_approx_ftz(x, qcref_rcp_approx_ftz_with(d, table)));
+    case DIV_APPROX: return __float_as_uint(qcref_fl32_mul_ftz(x, qcref_rcp_approx_ftz_with(d, table)));
+    default: return __float_as_uint(qcref_fl32_mul_ftz(x, d));
     }
 }
 
@@ -178,8 +185,10 @@ const Spec specs[] = {
     {DIV_FULL, 240, "div.full.f32 x / 240", "mul.rn(x, rcp.approx.ftz(240))"},
     {DIV_FULL, 224, "div.full.f32 x / 224", "mul.rn(x, rcp.approx.ftz(224))"},
     {DIV_FULL, 6, "div.full.f32 x / 6", "mul.rn(x, rcp.approx.ftz(6))"},
-    {DIV_APPROX, 448, "div.approx.ftz.f32 x / 448", "qcref_div_approx_ftz (x * rcp.approx.ftz(448), tiny before rounding -> 0)"},
-    {DIV_APPROX, 6, "div.approx.ftz.f32 x / 6", "qcref_div_approx_ftz (x * rcp.approx.ftz(6), tiny before rounding -> 0)"},
+    {DIV_APPROX, 448, "div.approx.ftz.f32 x / 448", "mul.ftz(x, rcp.approx.ftz(448)) (div mode fast; ftz after 24-bit rounding)"},
+    {DIV_APPROX, 6, "div.approx.ftz.f32 x / 6", "mul.ftz(x, rcp.approx.ftz(6))"},
+    {MUL_FTZ, 0x1.24924ap-9f, "mul.rn.ftz.f32 x * rcp.approx(448)", "qcref_fl32_mul_ftz (flushed when tiny after 24-bit rounding)"},
+    {MUL_FTZ, 0x1.555556p-3f, "mul.rn.ftz.f32 x * fl32(1/6)", "qcref_fl32_mul_ftz"},
 };
 
 qcheck_status fail(qcheck_ctx *ctx, const char *what, cudaError_t e)
@@ -216,8 +225,8 @@ extern "C" qcheck_status qc_cuda_bringup(qcheck_bringup_args *a, qcheck_ctx *ctx
     const qc_cast_profile *prof = qc_cast_profile_find("ptx");
     for (int f = 0; f < QC_FORMAT_COUNT; f++)
         ptx[f] = qc_cast_profile_policy(prof, (qc_format)f);
-    static const qc_format fmt_of[] = {QC_E4M3FN, QC_E5M2, QC_BF16, QC_F16, QC_E8M0, QC_E4M3FN, QC_E5M2,
-                                       QC_F32,    QC_F32,  QC_F32};
+    static const qc_format fmt_of[] = {QC_E4M3FN, QC_E5M2, QC_BF16, QC_F16, QC_E8M0, QC_E4M3FN,
+                                       QC_E5M2,   QC_F32,  QC_F32,  QC_F32, QC_F32};
     cudaEvent_t t0, t1;
     cudaEventCreate(&t0), cudaEventCreate(&t1);
     qcheck_status st = QCHECK_OK;

@@ -131,8 +131,9 @@ QCK_HD float qck_ftz(float x)
 }
 
 /* mul.rn.ftz as a --use_fast_math kernel executes every multiply (arith.h qcref_mul): on NVIDIA the
- * instruction itself (arith.h: equal to the reference's ftz(ftz(a) * ftz(b)) on 2^32 products
- * around 2^-126, measured on an H200), with the x86 NaN rules on the flushed operands. */
+ * instruction itself, with the x86 NaN rules on the flushed operands; elsewhere its rule: the
+ * product flushed when tiny after rounding to 24 bits with an unbounded exponent (measured on the
+ * H200 by qcheck bringup; docs/spec/formats.md §13). */
 QCK_HD float qck_mul_ftz(float a, float b)
 {
 #if defined(QCK_PTX)
@@ -140,7 +141,11 @@ QCK_HD float qck_mul_ftz(float a, float b)
     asm("mul.rn.ftz.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
     return qck_isnan(r) ? qck_nan_result(qck_ftz(a), qck_ftz(b)) : r;
 #else
-    return qck_ftz(qck_mul(qck_ftz(a), qck_ftz(b)));
+    float fa = qck_ftz(a), fb = qck_ftz(b);
+    double p = (double)fa * (double)fb; /* exact; times 2^64 it rounds to 24 bits as a normal float */
+    if (p > -0x1p-126 && p < 0x1p-126 && (float)(p * 0x1p64) > -0x1p-62f && (float)(p * 0x1p64) < 0x1p-62f)
+        return qck_float((qck_bits(fa) ^ qck_bits(fb)) & 0x80000000u);
+    return qck_mul(fa, fb);
 #endif
 }
 

@@ -48,23 +48,23 @@ static inline QC_HD float qcref_ftz(float x)
     return (b & QC_F32_ABS) < 0x00800000u ? qc_f32_from_bits(b & QC_F32_SIGN) : x;
 }
 
+/* The product as mul.rn.ftz.f32 computes it: subnormal operands flushed, and the result flushed
+ * to the zero of its sign when it is tiny AFTER rounding to 24 significant bits with an unbounded
+ * exponent (IEEE 754's "tininess after rounding"). Flushing the product rounded on the subnormal
+ * grid instead differs where that grid rounds up to 2^-126 and 24 bits do not: `qcheck bringup`
+ * on the H200 found 0x01BFFFFF * fl32(1/6) = +0, not 2^-126 (2 of 2^32 inputs; div.approx.ftz.f32,
+ * which is mul.ftz(a, rcp.approx(b)), the same; docs/spec/formats.md §13). The fp32 product is exact
+ * in a double, and times 2^64 it rounds as a normal float does: the 24-bit rounding. */
 static inline QC_HD float qcref_fl32_mul_ftz(float a, float b)
 {
-    return qcref_ftz(qcref_fl32_mul(qcref_ftz(a), qcref_ftz(b)));
-}
-
-/* div.approx.ftz.f32 a / b (CUDA's `/` under --use_fast_math): a * rcp.approx.ftz(b), r here, with
- * the operands flushed and the result flushed to zero when it is below 2^-126 BEFORE rounding:
- * `qcheck bringup` on the H200 found 0x01BFFFFF / 6 = +0 where the rounded product is the normal
- * 2^-126 (2 of 2^32 dividends of 6, none of 448; docs/spec/formats.md §13). The product of two
- * fp32 values is exact in a double, so the test is exact. */
-static inline QC_HD float qcref_div_approx_ftz(float a, float r)
-{
-    float fa = qcref_ftz(a), fr = qcref_ftz(r);
-    double p = (double)fa * (double)fr;
-    if (p == p && p > -0x1p-126 && p < 0x1p-126) /* tiny before rounding: the zero of its sign */
-        return qc_f32_from_bits((qc_f32_bits(fa) ^ qc_f32_bits(fr)) & QC_F32_SIGN);
-    return qcref_fl32_mul_ftz(fa, fr);
+    float fa = qcref_ftz(a), fb = qcref_ftz(b);
+    double p = (double)fa * (double)fb;
+    if (p > -0x1p-126 && p < 0x1p-126) {
+        float s24 = (float)(p * 0x1p64);
+        if (s24 > -0x1p-62f && s24 < 0x1p-62f)
+            return qc_f32_from_bits((qc_f32_bits(fa) ^ qc_f32_bits(fb)) & QC_F32_SIGN);
+    }
+    return qcref_fl32_mul(fa, fb);
 }
 
 /* a * b as a kernel built in the given mode executes it: --use_fast_math implies -ftz=true, so

@@ -9,7 +9,7 @@ float qcref_rcp_approx_ftz(float x) { return qcref_rcp_approx_ftz_with(x, qcref_
 float qcref_div(float a, float b, qc_div_mode mode)
 {
     switch (mode) {
-    case QC_DIV_FAST: return qcref_div_approx_ftz(a, qcref_rcp_approx_ftz(b));
+    case QC_DIV_FAST: return qcref_fl32_mul_ftz(a, qcref_rcp_approx_ftz(b));
     case QC_DIV_FULL: return qcref_fl32_mul(a, qcref_rcp_approx_ftz(b));
     default:          return qcref_fl32_div(a, b);
     }
