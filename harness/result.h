@@ -29,7 +29,7 @@ typedef struct qc_result {
     uint64_t seed;
     double seconds;
     char figures[256]; /* key figures: "n=4096 mismatches=0" */
-    char repro[2048];  /* a command that reruns exactly this instance */
+    char repro[4096];  /* a command that reruns exactly this instance */
     char detail[4096]; /* mismatch report (first N with coordinates, hex, decoded, class) or reason */
 } qc_result;
 

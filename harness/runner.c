@@ -65,7 +65,7 @@ static void set_repro(const qc_work *w, qc_result *r)
     qc_params_format(&w->inst->params, ps, sizeof ps);
     shell_quote(ps, qp, sizeof qp);
     shell_quote(w->backend->name, qb, sizeof qb);
-    snprintf(r->repro, sizeof r->repro, "qcheck run --case %.64s --params %s --backend %s", w->inst->c->name, qp, qb);
+    snprintf(r->repro, sizeof r->repro, "qcheck run --case %.64s --params %.3300s --backend %.600s", w->inst->c->name, qp, qb);
 }
 
 /* Inputs from the case's generators, or from its vector table. */
