@@ -166,8 +166,12 @@ static int verify_one(const char *cmd, const char *path, const qc_case *cases, i
     qc_golden_meta m;
     qc_tensor_set inputs = {0}, stored = {0}, now = {0};
     char err[1024];
-    if (qc_golden_read(path, &m, &inputs, &stored, err, sizeof err)) {
+    if (qc_golden_read(path, &m, &inputs, &stored, err, sizeof err) ||
+        qc_check_dtypes(path, "/inputs", &inputs, err, sizeof err) ||
+        qc_check_dtypes(path, "/outputs", &stored, err, sizeof err)) {
         qc_error(cmd, "%s", err);
+        qc_set_free(&inputs);
+        qc_set_free(&stored);
         return QC_EXIT_USAGE;
     }
     int rc = QC_EXIT_USAGE;
@@ -400,7 +404,10 @@ int cmd_verify(int argc, char **argv)
     qc_case *cases;
     int ncases, rc = QC_EXIT_USAGE;
     if (qc_golden_read(golden, &m, &inputs, &expected, err, sizeof err) ||
-        qc_golden_read_outputs(outputs, &got, err, sizeof err)) {
+        qc_check_dtypes(golden, "/inputs", &inputs, err, sizeof err) ||
+        qc_check_dtypes(golden, "/outputs", &expected, err, sizeof err) ||
+        qc_golden_read_outputs(outputs, &got, err, sizeof err) ||
+        qc_check_dtypes(outputs, "/outputs", &got, err, sizeof err)) {
         qc_error(a.cmd, "%s", err);
         goto done;
     }
