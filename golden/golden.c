@@ -733,14 +733,15 @@ static int open_file(gctx *c, hid_t *f)
     *f = -1;
     if (!c->path || !c->path[0])
         return fail(c, "no input path given");
-    FILE *probe = fopen(c->path, "rb");
     struct stat st;
+    if (stat(c->path, &st) != 0)
+        return fail(c, "cannot open (%s)", strerror(errno));
+    if (!S_ISREG(st.st_mode)) /* before any open: a FIFO would block it, a device feed HDF5 without end */
+        return fail(c, "not a regular file");
+    FILE *probe = fopen(c->path, "rb");
     if (!probe)
         return fail(c, "cannot open (%s)", strerror(errno));
-    int regular = fstat(fileno(probe), &st) == 0 && S_ISREG(st.st_mode);
     fclose(probe);
-    if (!regular) /* a FIFO or a device would hang HDF5 or feed it without end */
-        return fail(c, "not a regular file");
     c->file_bytes = (int64_t)st.st_size;
     htri_t is = H5Fis_hdf5(c->path);
     if (is == 0)

@@ -434,9 +434,10 @@ static int load_vectors(ctx *x, const char *dir, const char *file, qc_case *c)
     if (!vectors_path_ok(file))
         return bad(x, "vectors", "must name a file inside the cases folder (a relative path without '..')", file);
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    FILE *f = fopen(path, "r");
+    struct stat st;
+    FILE *f = stat(path, &st) == 0 && S_ISREG(st.st_mode) ? fopen(path, "r") : NULL;
     if (!f)
-        return bad(x, "vectors", "cannot open the vector table", path);
+        return bad(x, "vectors", "cannot open the vector table (a regular file)", path);
     c->vectors = calloc(QC_MAX_VECTORS, sizeof *c->vectors);
     char line[512];
     int lineno = 0, rc = c->vectors ? 0 : bad(x, "vectors", "out of memory", NULL);
@@ -592,11 +593,14 @@ int qc_case_load(const char *path, const char *dir, qc_case *c, char *err, size_
 {
     memset(c, 0, sizeof *c);
     snprintf(c->path, sizeof c->path, "%s", path);
-    FILE *f = fopen(path, "rb");
     struct stat st;
-    if (!f || fstat(fileno(f), &st) || !S_ISREG(st.st_mode) || st.st_size > QC_CASE_MAX_BYTES) {
-        snprintf(err, errlen, "%s: cannot open%s", path,
-                 f && !fstat(fileno(f), &st) ? " (not a regular file of at most 1 MiB)" : "");
+    if (stat(path, &st) || !S_ISREG(st.st_mode) || st.st_size > QC_CASE_MAX_BYTES) { /* a FIFO would block fopen */
+        snprintf(err, errlen, "%s: cannot open%s", path, stat(path, &st) ? "" : " (not a regular file of at most 1 MiB)");
+        return 2;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f || fstat(fileno(f), &st) || st.st_size > QC_CASE_MAX_BYTES) {
+        snprintf(err, errlen, "%s: cannot open", path);
         if (f)
             fclose(f);
         return 2;

@@ -207,9 +207,10 @@ static int generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed
         if (eval_dim(spec->shape[d], p, &shape[d], err, errlen))
             return 2;
     if (qc_tensor_bytes(spec->storage, spec->ndim, shape, &bytes)) { /* before anything is allocated */
-        snprintf(err, errlen, "input '%s': shape [%lld, %lld, %lld, %lld][:%d] has more than 2^40 elements",
-                 spec->name, (long long)shape[0], (long long)shape[1], (long long)shape[2], (long long)shape[3],
-                 spec->ndim);
+        char dims[128] = "";
+        for (int d = 0, at = 0; d < spec->ndim && at < (int)sizeof dims; d++)
+            at += snprintf(dims + at, sizeof dims - (size_t)at, "%s%lld", d ? ", " : "", (long long)shape[d]);
+        snprintf(err, errlen, "input '%s': shape [%s] has more than 2^40 elements", spec->name, dims);
         return 2;
     }
     if (qc_tensor_alloc(out, spec->name, spec->storage, spec->dtype, spec->ndim, shape)) {
