@@ -385,9 +385,11 @@ static int quantized_form(qc_op_call *c, int recipe, char side, const float *x, 
                         (int64_t)sb, -1, &rc);
     if (o->job.recipe == QC_RECIPE_NVFP4)
         v->gscale = add_view(&o->t, "gscale", QC_ST_F32, "f32", 1, -1, &rc);
-    if (!rc) {
-        memcpy(v->codes.data, qz.q, qb);
-        memcpy(v->scale.data, sbytes, sb);
+    if (!rc) { /* an empty operand (m = 0) has no buffers: memcpy(NULL, p, 0) is undefined */
+        if (qb)
+            memcpy(v->codes.data, qz.q, qb);
+        if (sb)
+            memcpy(v->scale.data, sbytes, sb);
         if (v->gscale.data)
             memcpy(v->gscale.data, &qz.gscale, 4);
     }
@@ -413,10 +415,10 @@ static int int8_form(int8_t *codes, float *scales, int64_t rows, int64_t k, abi_
     *v = (qcheck_gemm_operand){.form = QCHECK_FORM_INT8_ROW};
     v->codes = add_view(&o->t, "codes", QC_ST_U8, "s8", rows, k, &rc);
     v->scale = add_view(&o->t, "scale", QC_ST_F32, "f32", rows, -1, &rc);
-    if (!rc) {
+    if (!rc && rows > 0 && k > 0) /* an empty operand has no buffers */
         memcpy(v->codes.data, codes, (size_t)(rows * k));
+    if (!rc && rows > 0)
         memcpy(v->scale.data, scales, (size_t)rows * 4);
-    }
     return rc;
 }
 
