@@ -106,7 +106,7 @@ static int golden_generate(int argc, char **argv)
         return QC_EXIT_USAGE;
     if (a.help) {
         printf("usage: qcheck golden generate [--case NAME[,NAME..]] [--suite quick|full|bringup] [--seed S]\n"
-               "                              [--out DIR] [--jobs N]\n"
+               "                              [--out DIR] [--jobs N] [--max-instances N]\n"
                "Writes one HDF5 golden per instance: DIR/<case>/<params>.h5 (default DIR: golden/data).\n"
                "Same seed -> byte-identical files (set SOURCE_DATE_EPOCH to pin the 'created' attribute).\n");
         return QC_EXIT_OK;

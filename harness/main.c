@@ -29,6 +29,9 @@ static void usage(FILE *to)
             "  export    write one case instance to HDF5 for an external runner\n"
             "  verify    check an external runner's HDF5 outputs against a golden\n"
             "\n"
+            "run, list, golden generate and export take --max-instances N: the most combinations one case's\n"
+            "sweep may make for one tier, counted before any is built (default 65536; docs/cases.md)\n"
+            "\n"
             "exit status: 0 success, 1 a check failed, 2 bad usage or bad input\n",
             QC_VERSION);
 }
