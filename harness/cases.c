@@ -142,47 +142,49 @@ static int add_value(ctx *x, qc_sweep *s, int k, const char *key, const char *te
 /* {"range": [start, stop, step]} (stop exclusive, step >= 1) or {"pow2": [lo, hi]} (lo, 2 lo, ...
  * up to hi, lo >= 1): integer bounds, and the count of values worked out before any is made, in
  * arithmetic that cannot overflow (near 2^63 included). */
-static int parse_generated(ctx *x, qc_sweep *s, int k, const cJSON *v)
+static int parse_generated(ctx *x, qc_sweep *s, int k, const cJSON *v, const char *key)
 {
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(v, "range"), *p2 = cJSON_GetObjectItemCaseSensitive(v, "pow2");
     const cJSON *a = r ? r : p2;
     int na = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
     if (!a || (r && p2) || cJSON_GetArraySize(v) != 1 || na < 2 || na > (r ? 3 : 2))
-        return bad(x, v->string, "an object must be {\"range\": [start, stop, step]} or {\"pow2\": [lo, hi]}", NULL);
+        return bad(x, key, "an object must be {\"range\": [start, stop, step]} or {\"pow2\": [lo, hi]}", NULL);
     int64_t b[3] = {0, 0, 1};
     for (int i = 0; i < na; i++)
         if (exact_int(cJSON_GetArrayItem(a, i), &b[i]))
-            return bad(x, v->string, "range and pow2 bounds must be integers of magnitude below 2^53", NULL);
+            return bad(x, key, "range and pow2 bounds must be integers of magnitude below 2^53", NULL);
     int64_t lo = b[0], hi = b[1], step = b[2];
     char text[QC_PARAM_LEN];
     if (step <= 0 || (p2 && lo <= 0))
-        return bad(x, v->string, "range step and pow2 bounds must be positive", NULL);
+        return bad(x, key, "range step and pow2 bounds must be positive", NULL);
     uint64_t count = 0;
     if (r && hi > lo)
         count = ((uint64_t)hi - (uint64_t)lo - 1) / (uint64_t)step + 1;
     for (int64_t i = lo; p2 && i <= hi; i = i > hi / 2 ? hi + 1 : 2 * i) /* never doubles past hi */
         count++;
     if (count == 0)
-        return bad(x, v->string, "the range is empty", NULL);
+        return bad(x, key, "the range is empty", NULL);
     if (count > QC_MAX_VALUES) {
         snprintf(text, sizeof text, "%llu", (unsigned long long)count);
-        return bad(x, v->string, "more than 64 values in one sweep: the range or pow2 makes", text);
+        return bad(x, key, "more than 64 values in one sweep: the range or pow2 makes", text);
     }
     for (uint64_t j = 0, pw = (uint64_t)lo; j < count; j++, pw *= 2) { /* lo + j * step <= hi - 1 here */
         snprintf(text, sizeof text, "%lld", r ? (long long)(lo + (int64_t)j * step) : (long long)pw);
-        if (add_value(x, s, k, v->string, text))
+        if (add_value(x, s, k, key, text))
             return 2;
     }
     return 0;
 }
 
 /* "key": scalar | [scalars] | {"range": [start, stop, step]} (stop exclusive) | {"pow2": [lo, hi]} */
-static int parse_sweep_value(ctx *x, qc_sweep *s, const cJSON *v)
+static int parse_sweep_value(ctx *x, qc_sweep *s, const cJSON *v, const char *where)
 {
+    char key[96];
+    key_path(key, sizeof key, where, v->string);
     if (s->n >= QC_MAX_PARAMS)
-        return bad(x, v->string, "too many parameters (at most 24)", NULL);
+        return bad(x, key, "too many parameters (at most 24)", NULL);
     if (!v->string[0] || strlen(v->string) >= sizeof s->key[0] || !param_text_ok(v->string, 1))
-        return bad(x, v->string, "a parameter name has 1 to 31 characters, no ',', '=' or control character", NULL);
+        return bad(x, key, "a parameter name has 1 to 31 characters, no ',', '=' or control character", NULL);
     int k = s->n++;
     snprintf(s->key[k], sizeof s->key[k], "%s", v->string);
     s->nvals[k] = 0;
@@ -192,24 +194,25 @@ static int parse_sweep_value(ctx *x, qc_sweep *s, const cJSON *v)
         cJSON_ArrayForEach(e, v) {
             int rc = scalar_text(e, text, sizeof text);
             if (rc)
-                return bad(x, v->string, rc == -2 ? "a value is longer than 95 characters"
+                return bad(x, key, rc == -2 ? "a value is longer than 95 characters"
                                                   : "list entries must be strings, finite numbers (integers below "
                                                     "2^53; larger ones as strings) or booleans", NULL);
-            if (add_value(x, s, k, v->string, text))
+            if (add_value(x, s, k, key, text))
                 return 2;
         }
         if (s->nvals[k] == 0)
-            return bad(x, v->string, "an empty list sweeps nothing", NULL);
+            return bad(x, key, "an empty list sweeps nothing", NULL);
         return 0;
     }
     if (cJSON_IsObject(v))
-        return parse_generated(x, s, k, v);
+        return parse_generated(x, s, k, v, key);
     int rc = scalar_text(v, text, sizeof text);
     if (rc)
-        return bad(x, v->string, rc == -2 ? "the value is longer than 95 characters"
-                                          : "must be a string, a finite number, a boolean, a list or a range object",
+        return bad(x, key, rc == -2 ? "the value is longer than 95 characters"
+                                          : "must be a string, a boolean, a finite number (an integer below 2^53 in "
+                                            "magnitude; write larger ones as strings), a list or a range object",
                    NULL);
-    return add_value(x, s, k, v->string, text);
+    return add_value(x, s, k, key, text);
 }
 
 static int parse_sweep(ctx *x, const cJSON *obj, qc_sweep *s, const char *key)
@@ -222,7 +225,7 @@ static int parse_sweep(ctx *x, const cJSON *obj, qc_sweep *s, const char *key)
     if (check_members(x, obj, key, NULL))
         return 2;
     const cJSON *v;
-    cJSON_ArrayForEach(v, obj) if (parse_sweep_value(x, s, v)) return 2;
+    cJSON_ArrayForEach(v, obj) if (parse_sweep_value(x, s, v, key)) return 2;
     return 0;
 }
 

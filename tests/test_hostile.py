@@ -170,7 +170,7 @@ def test_ub(tmp):
         ("sub", cast_case("sub", constraints=["-9223372036854775807 - 2 < 0"]), "does not fit"),
         ("neg", cast_case("neg", constraints=["-(-9223372036854775807 - 1) > 0"]), "does not fit"),
         ("literal", cast_case("literal", constraints=["9223372036854775808 > 0"]), "does not fit"),
-        ("big_value", cast_case("big_value", params={"to": "e4m3fn", "profile": "ptx", "n": 1e300}), "'n'"),
+        ("big_value", cast_case("big_value", params={"to": "e4m3fn", "profile": "ptx", "n": 1e300}), "'params.n'"),
         ("pow2_2p63", cast_case("pow2_2p63", params={"to": "e4m3fn", "profile": "ptx",
                                                      "n": {"pow2": [4611686018427387904, 9223372036854775807]}}),
          "2^53"),
@@ -251,7 +251,7 @@ def test_schema(tmp):
         ("constraints_string", lambda c: c.update(constraints="n > 4"), "'constraints'"),
         ("budget_nan", lambda c: c["compare"].update(
             y={"rule": "budget", "class": "tie_flip", "budget": "nan", "why": "x"}), "'compare.y.budget'"),
-        ("range_fraction", lambda c: c["params"].update(n={"range": [1, 10.5, 1]}), "'n'"),
+        ("range_fraction", lambda c: c["params"].update(n={"range": [1, 10.5, 1]}), "'params.n'"),
         ("vectors_escape", lambda c: c.update(vectors="../../../etc/passwd"), "'vectors'"),
         ("input_key_typo", lambda c: c["inputs"]["x"].update(shap=["n"]), "'inputs.x.shap'"),
         ("degenerate_string", lambda c: c["compare"]["y"].update(degenerate_ok="yes"), "'compare.y'"),
