@@ -2,10 +2,11 @@
 # Installs what qcheck needs on a Debian machine: the C libraries (apt, as the distribution ships
 # them; the configure summary prints their versions) and the Python oracle packages (pip, at the
 # exact versions of ci/constraints.txt). Idempotent: when everything is present it prints nothing.
+# libclang-rt-14-dev holds libFuzzer (libclang_rt.fuzzer) for clang 14, which ci/fuzz.sh links.
 #   QC_WITH_HIP=1 ci/deps.sh   also installs Debian's hipcc so ci/build-hip.sh can compile for AMD.
 set -euo pipefail
 
-apt_pkgs=(cmake pkg-config libhdf5-dev libcjson-dev libmpfr-dev libgmp-dev libopenblas-dev lcov clang)
+apt_pkgs=(cmake pkg-config libhdf5-dev libcjson-dev libmpfr-dev libgmp-dev libopenblas-dev lcov clang libclang-rt-14-dev)
 [ "${QC_WITH_HIP:-0}" = 1 ] && apt_pkgs+=(hipcc)
 py_pkgs=(ml_dtypes numpy h5py)
 

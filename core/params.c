@@ -2,9 +2,12 @@
 #include "params.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "qc_checked.h"
 
 int qc_params_set(qc_params *p, const char *key, const char *val)
 {
@@ -48,6 +51,10 @@ void qc_params_format(const qc_params *p, char *out, size_t len)
 int qc_params_parse(qc_params *p, const char *text, char *err, size_t errlen)
 {
     char buf[2048];
+    if (strlen(text) >= sizeof buf) {
+        snprintf(err, errlen, "parameters '%.40s...' are longer than %zu characters", text, sizeof buf - 1);
+        return -1;
+    }
     snprintf(buf, sizeof buf, "%s", text);
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -72,7 +79,11 @@ typedef struct parser {
     char *err;
     size_t errlen;
     int failed;
+    int depth; /* nesting of parentheses, calls and unary operators */
 } parser;
+
+/* Deeper nesting is an error, not a stack overflow (no case needs more than a few levels). */
+#define QC_EVAL_MAX_DEPTH 64
 
 static void fail(parser *ps, const char *what)
 {
@@ -99,16 +110,30 @@ static int eat(parser *ps, const char *tok)
 
 static int64_t parse_or(parser *ps);
 
+/* Every operation is exact or an error: a result outside int64_t (INT64_MIN / -1, 2^62 * 4,
+ * cdiv near INT64_MAX) fails naming the expression instead of wrapping (undefined behaviour). */
+static int64_t checked(parser *ps, int64_t v, const int *overflow)
+{
+    if (*overflow)
+        fail(ps, "the result does not fit a 64-bit integer");
+    return *overflow ? 0 : v;
+}
+
 static int64_t call2(parser *ps, const char *fn, int64_t a, int64_t b)
 {
+    int overflow = 0;
     if ((strcmp(fn, "cdiv") == 0 || strcmp(fn, "pad") == 0) && b <= 0) {
         fail(ps, "cdiv/pad need a positive divisor");
         return 0;
     }
+    if ((strcmp(fn, "cdiv") == 0 || strcmp(fn, "pad") == 0) && a < 0) {
+        fail(ps, "cdiv/pad need a non-negative dividend");
+        return 0;
+    }
     if (strcmp(fn, "cdiv") == 0)
-        return (a + b - 1) / b;
+        return checked(ps, qc_ck_cdiv(a, b, &overflow), &overflow);
     if (strcmp(fn, "pad") == 0)
-        return (a + b - 1) / b * b;
+        return checked(ps, qc_ck_pad(a, b, &overflow), &overflow);
     if (strcmp(fn, "min") == 0)
         return a < b ? a : b;
     return a > b ? a : b;
@@ -125,9 +150,12 @@ static int64_t parse_atom(parser *ps)
     }
     if (isdigit((unsigned char)*ps->s)) {
         char *end;
-        int64_t v = strtoll(ps->s, &end, 10);
+        errno = 0;
+        long long v = strtoll(ps->s, &end, 10);
+        if (errno == ERANGE)
+            fail(ps, "the number does not fit a 64-bit integer");
         ps->s = end;
-        return v;
+        return ps->failed ? 0 : v;
     }
     if (isalpha((unsigned char)*ps->s) || *ps->s == '_') {
         char name[32];
@@ -149,11 +177,10 @@ static int64_t parse_atom(parser *ps)
             return ps->failed ? 0 : call2(ps, name, a, b);
         }
         const char *v = qc_param(ps->p, name);
-        char *end;
-        int64_t r = v ? strtoll(v, &end, 10) : 0;
-        if (!v || *v == '\0' || *end != '\0') {
+        int64_t r = 0;
+        if (!v || qc_parse_i64(v, INT64_MIN, INT64_MAX, &r)) {
             char msg[160];
-            snprintf(msg, sizeof msg, v ? "parameter '%s' = '%s' is not an integer" : "unknown parameter '%s'",
+            snprintf(msg, sizeof msg, v ? "parameter '%s' = '%s' is not a 64-bit integer" : "unknown parameter '%s'",
                      name, v ? v : "");
             fail(ps, msg);
         }
@@ -165,19 +192,31 @@ static int64_t parse_atom(parser *ps)
 
 static int64_t parse_unary(parser *ps)
 {
+    int overflow = 0;
+    if (++ps->depth > QC_EVAL_MAX_DEPTH) {
+        fail(ps, "nested too deeply");
+        ps->s += strlen(ps->s); /* stop here: nothing after this is read */
+        return 0;
+    }
+    int64_t v;
     if (eat(ps, "-"))
-        return -parse_unary(ps);
-    if (eat(ps, "!"))
-        return !parse_unary(ps);
-    return parse_atom(ps);
+        v = checked(ps, qc_ck_sub(0, parse_unary(ps), &overflow), &overflow);
+    else if (eat(ps, "!"))
+        v = !parse_unary(ps);
+    else
+        v = parse_atom(ps);
+    ps->depth--;
+    return v;
 }
 
 static int64_t parse_term(parser *ps)
 {
     int64_t v = parse_unary(ps);
     for (;;) {
+        int overflow = 0;
         if (eat(ps, "*")) {
-            v *= parse_unary(ps);
+            int64_t r = parse_unary(ps);
+            v = checked(ps, qc_ck_mul(v, r, &overflow), &overflow);
         } else if (eat(ps, "/") || eat(ps, "%")) {
             char op = ps->s[-1];
             int64_t d = parse_unary(ps);
@@ -185,7 +224,7 @@ static int64_t parse_term(parser *ps)
                 fail(ps, "division by zero");
                 return 0;
             }
-            v = op == '/' ? v / d : v % d;
+            v = checked(ps, op == '/' ? qc_ck_div(v, d, &overflow) : qc_ck_mod(v, d, &overflow), &overflow);
         } else {
             return v;
         }
@@ -196,12 +235,16 @@ static int64_t parse_sum(parser *ps)
 {
     int64_t v = parse_term(ps);
     for (;;) {
-        if (eat(ps, "+"))
-            v += parse_term(ps);
-        else if (eat(ps, "-"))
-            v -= parse_term(ps);
-        else
+        int overflow = 0;
+        if (eat(ps, "+")) {
+            int64_t r = parse_term(ps);
+            v = checked(ps, qc_ck_add(v, r, &overflow), &overflow);
+        } else if (eat(ps, "-")) {
+            int64_t r = parse_term(ps);
+            v = checked(ps, qc_ck_sub(v, r, &overflow), &overflow);
+        } else {
             return v;
+        }
     }
 }
 
@@ -245,7 +288,7 @@ static int64_t parse_or(parser *ps)
 
 int qc_eval(const char *expr, const qc_params *p, int64_t *out, char *err, size_t errlen)
 {
-    parser ps = {expr, expr, p, err, errlen, 0};
+    parser ps = {expr, expr, p, err, errlen, 0, 0};
     int64_t v = parse_or(&ps);
     skip(&ps);
     if (!ps.failed && *ps.s != '\0')

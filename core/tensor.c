@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qc_checked.h"
+
 static const struct { const char *name; size_t size; } storages[QC_ST_COUNT] = {
     [QC_ST_U8] = {"u8", 1},   [QC_ST_U16] = {"u16", 2}, [QC_ST_I32] = {"i32", 4},
     [QC_ST_U32] = {"u32", 4}, [QC_ST_F32] = {"f32", 4}, [QC_ST_F64] = {"f64", 8},
@@ -23,10 +25,28 @@ int qc_storage_from_name(const char *name)
 
 int64_t qc_tensor_numel(const qc_tensor *t)
 {
+    int overflow = 0;
     int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++)
-        n *= t->shape[i];
-    return n;
+    for (int i = 0; i < t->ndim && i < QC_MAX_DIMS; i++)
+        n = qc_ck_mul(n, t->shape[i], &overflow);
+    return overflow ? -1 : n; /* -1: a shape no tensor of qc_tensor_alloc has */
+}
+
+int qc_tensor_bytes(qc_storage s, int ndim, const int64_t *shape, size_t *out)
+{
+    int overflow = 0;
+    int64_t n = 1;
+    if (ndim < 0 || ndim > QC_MAX_DIMS || qc_storage_size(s) == 0)
+        return -1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0)
+            return -1;
+        n = qc_ck_mul(n, shape[i], &overflow);
+    }
+    if (overflow || n > QC_MAX_ELEMS)
+        return -1;
+    *out = (size_t)n * qc_storage_size(s); /* <= 2^43: no wrap */
+    return 0;
 }
 
 int qc_tensor_alloc(qc_tensor *t, const char *name, qc_storage s, const char *dtype, int ndim,
@@ -37,13 +57,18 @@ int qc_tensor_alloc(qc_tensor *t, const char *name, qc_storage s, const char *dt
     snprintf(t->dtype, sizeof t->dtype, "%s", dtype);
     snprintf(t->layout, sizeof t->layout, "row_major");
     t->storage = s;
-    t->ndim = ndim;
-    for (int i = 0; i < ndim; i++)
+    t->ndim = ndim < 0 ? 0 : ndim > QC_MAX_DIMS ? QC_MAX_DIMS : ndim;
+    for (int i = 0; i < t->ndim; i++)
         t->shape[i] = shape[i];
-    t->nbytes = (size_t)qc_tensor_numel(t) * qc_storage_size(s);
+    size_t bytes;
+    if (qc_tensor_bytes(s, ndim, shape, &bytes))
+        return -2;
+    t->nbytes = bytes;
     if (t->nbytes == 0)
         return 0;
     t->data = calloc(1, t->nbytes);
+    if (!t->data)
+        t->nbytes = 0;
     return t->data ? 0 : -1;
 }
 

@@ -42,9 +42,16 @@ size_t qc_storage_size(qc_storage s);
 const char *qc_storage_name(qc_storage s);
 int qc_storage_from_name(const char *name); /* -1 when unknown */
 
-int64_t qc_tensor_numel(const qc_tensor *t);
+int64_t qc_tensor_numel(const qc_tensor *t); /* -1 when the product overflows */
 
-/* Allocates a zero-filled tensor of the given shape; returns 0, or -1 when out of memory. */
+/* The bytes of a tensor of this storage and shape: 0 and *out, or -1 when ndim is outside
+ * 0..QC_MAX_DIMS, a dimension is negative, the product overflows or it has more than
+ * QC_MAX_ELEMS (2^40, reference/qc_checked.h) elements. Every allocation of a tensor goes
+ * through it, so a shape from a file or a command line cannot wrap the byte count. */
+int qc_tensor_bytes(qc_storage s, int ndim, const int64_t *shape, size_t *out);
+
+/* Allocates a zero-filled tensor of the given shape; returns 0, -1 when out of memory, or -2
+ * when qc_tensor_bytes rejects the shape (nothing allocated; t holds the name and shape). */
 int qc_tensor_alloc(qc_tensor *t, const char *name, qc_storage s, const char *dtype, int ndim,
                     const int64_t *shape);
 void qc_tensor_free(qc_tensor *t);

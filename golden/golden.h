@@ -45,14 +45,21 @@ typedef struct qc_golden_meta {
 /* 1 when built with HDF5; otherwise every function below fails with "built without HDF5". */
 int qc_golden_available(void);
 
-/* Writes PATH atomically: a temporary file in PATH's directory, renamed over PATH only when
- * complete; on any error the temporary file is removed and an existing PATH is untouched.
+/* Writes PATH atomically: the file is built in memory, written to a temporary PATH.tmp.PID.K in
+ * PATH's directory (core/tempfile.h) and renamed over PATH only when complete; on any error (a
+ * full disk included) the temporary file is removed and an existing PATH is untouched. The first
+ * write into a directory removes the temporaries that killed writers left there.
  * inputs/outputs may be NULL (empty groups); stages[i] is stored as /stages/stage_names[i]. */
 int qc_golden_write(const char *path, const qc_golden_meta *m, const qc_tensor_set *inputs,
                     const qc_tensor_set *outputs, const qc_tensor_set *const *stages,
                     const char *const *stage_names, int nstages, char *err, size_t errlen);
 
-/* Reads the metadata, /inputs and /outputs (in the order they were written). The sets are
+/* Every reader below treats the file as untrusted: it runs in a forked child process (libhdf5
+ * 1.10.8 crashes on some corrupt files), a dataset larger than the file can hold (1032 x its size,
+ * deflate's limit) is refused before anything is allocated, and a child that crashes or hangs is
+ * QC_GOLDEN_EBADINPUT naming the file. QCHECK_GOLDEN_INPROCESS=1 reads in the calling process.
+ *
+ * Reads the metadata, /inputs and /outputs (in the order they were written). The sets are
  * overwritten (they must not own tensors on entry); on error they are left empty. m, inputs or
  * outputs may be NULL to skip them (the whole file is still checked as far as it is read). */
 int qc_golden_read(const char *path, qc_golden_meta *m, qc_tensor_set *inputs,

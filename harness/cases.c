@@ -3,12 +3,17 @@
 #include "cases.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <dirent.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "compare.h"
+#include "qc_checked.h"
 #include "registry.h"
 
 static const char *const tier_names[] = {"quick", "full", "bringup"};
@@ -29,7 +34,7 @@ typedef struct ctx {
 
 static int bad(ctx *x, const char *key, const char *what, const char *value)
 {
-    snprintf(x->err, x->errlen, "%s: key '%s': %s%s%s%s", x->path, key, what, value ? " '" : "", value ? value : "",
+    snprintf(x->err, x->errlen, "%s: key '%s': %s%s%.200s%s", x->path, key, what, value ? " '" : "", value ? value : "",
              value ? "'" : "");
     return 2;
 }
@@ -42,36 +47,144 @@ static int in_list(const char *s, const char *const *list)
     return 0;
 }
 
+/* ---- the schema (docs/cases.md): every key known, once, of the documented type ---- */
+
+static const char *const top_keys[] = {"name", "op", "doc", "tiers", "params", "tier_params", "constraints",
+                                       "inputs", "compare", "vectors", NULL};
+static const char *const input_keys[] = {"shape", "storage", "fill", "scale", "dtype", "edges", "edges_format",
+                                         "zero_blocks", "at", "bits", NULL};
+static const char *const compare_keys[] = {"rule", "why", "block", "midpoint_input", "degenerate_ok", "class",
+                                           "budget", "coupled_to", NULL};
+
+static void key_path(char *out, size_t len, const char *where, const char *key)
+{
+    snprintf(out, len, "%s%s%s", where ? where : "", where ? "." : "", key ? key : "");
+}
+
+static void known_list(const char *const *known, char *out, size_t len)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (; *known && at < len; known++)
+        at += (size_t)snprintf(out + at, len - at, "%s%s", at ? " " : "", *known);
+}
+
+/* Each member of obj once; with known, each one of them (a misspelt "parms" is an error, not a
+ * silently ignored key). */
+static int check_members(ctx *x, const cJSON *obj, const char *where, const char *const *known)
+{
+    for (const cJSON *a = obj->child; a; a = a->next) {
+        char full[160], names[256];
+        key_path(full, sizeof full, where, a->string);
+        for (const cJSON *b = obj->child; b != a; b = b->next)
+            if (!strcmp(a->string, b->string))
+                return bad(x, full, "appears twice (JSON objects take each key once)", NULL);
+        if (known && !in_list(a->string, known)) {
+            known_list(known, names, sizeof names);
+            snprintf(full + strlen(full), sizeof full - strlen(full), "' (known here: %.120s", names);
+            snprintf(x->err, x->errlen, "%s: unknown key '%s)", x->path, full);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* An integer-valued JSON number that double holds exactly: |v| < 2^53 (a larger literal may
+ * already have been rounded by the parser; write such values as strings). */
+static int exact_int(const cJSON *v, int64_t *out)
+{
+    return cJSON_IsNumber(v) && v->valuedouble > -0x1p53 && v->valuedouble < 0x1p53 &&
+                   qc_double_to_i64(v->valuedouble, out) == 0
+               ? 0
+               : -1;
+}
+
 /* A JSON scalar as the string the params carry: strings as they are, integers without a
- * fraction, other numbers with %.17g, booleans as 0/1. */
+ * fraction, other finite numbers with %.17g, booleans as 0/1. -1 for anything else (an object,
+ * an array, null, an integer too large for a double to hold exactly), -2 when it does not fit. */
 static int scalar_text(const cJSON *v, char *out, size_t len)
 {
+    int64_t i;
+    int n;
     if (cJSON_IsString(v))
-        snprintf(out, len, "%s", v->valuestring);
+        n = snprintf(out, len, "%s", v->valuestring);
     else if (cJSON_IsBool(v))
-        snprintf(out, len, "%d", cJSON_IsTrue(v));
-    else if (cJSON_IsNumber(v) && v->valuedouble == (double)(long long)v->valuedouble)
-        snprintf(out, len, "%lld", (long long)v->valuedouble);
-    else if (cJSON_IsNumber(v))
-        snprintf(out, len, "%.17g", v->valuedouble);
+        n = snprintf(out, len, "%d", cJSON_IsTrue(v));
+    else if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble))
+        n = exact_int(v, &i) ? -1 : snprintf(out, len, "%lld", (long long)i);
+    else if (cJSON_IsNumber(v) && isfinite(v->valuedouble))
+        n = snprintf(out, len, "%.17g", v->valuedouble);
     else
         return -1;
-    return 0;
+    return n < 0 ? -1 : (size_t)n >= len ? -2 : 0;
+}
+
+/* A param key or value goes into ids, --params lists ("k=v,k=v") and REPRO lines: no commas, no
+ * control characters, and no '=' in a key. */
+static int param_text_ok(const char *s, int is_key)
+{
+    for (; *s; s++)
+        if (*s == ',' || (unsigned char)*s < 0x20 || (is_key && *s == '='))
+            return 0;
+    return 1;
 }
 
 static int add_value(ctx *x, qc_sweep *s, int k, const char *key, const char *text)
 {
     if (s->nvals[k] >= QC_MAX_VALUES)
         return bad(x, key, "more than 64 values in one sweep", NULL);
+    if (!param_text_ok(text, 0))
+        return bad(x, key, "a value may hold no ',' and no control character", text);
     snprintf(s->vals[k][s->nvals[k]++], QC_PARAM_LEN, "%s", text);
     return 0;
 }
 
-/* "key": scalar | [scalars] | {"range": [start, stop, step]} (stop exclusive) | {"pow2": [lo, hi]} */
-static int parse_sweep_value(ctx *x, qc_sweep *s, const cJSON *v)
+/* {"range": [start, stop, step]} (stop exclusive, step >= 1) or {"pow2": [lo, hi]} (lo, 2 lo, ...
+ * up to hi, lo >= 1): integer bounds, and the count of values worked out before any is made, in
+ * arithmetic that cannot overflow (near 2^63 included). */
+static int parse_generated(ctx *x, qc_sweep *s, int k, const cJSON *v, const char *key)
 {
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(v, "range"), *p2 = cJSON_GetObjectItemCaseSensitive(v, "pow2");
+    const cJSON *a = r ? r : p2;
+    int na = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
+    if (!a || (r && p2) || cJSON_GetArraySize(v) != 1 || na < 2 || na > (r ? 3 : 2))
+        return bad(x, key, "an object must be {\"range\": [start, stop, step]} or {\"pow2\": [lo, hi]}", NULL);
+    int64_t b[3] = {0, 0, 1};
+    for (int i = 0; i < na; i++)
+        if (exact_int(cJSON_GetArrayItem(a, i), &b[i]))
+            return bad(x, key, "range and pow2 bounds must be integers of magnitude below 2^53", NULL);
+    int64_t lo = b[0], hi = b[1], step = b[2];
+    char text[QC_PARAM_LEN];
+    if (step <= 0 || (p2 && lo <= 0))
+        return bad(x, key, "range step and pow2 bounds must be positive", NULL);
+    uint64_t count = 0;
+    if (r && hi > lo)
+        count = ((uint64_t)hi - (uint64_t)lo - 1) / (uint64_t)step + 1;
+    for (int64_t i = lo; p2 && i <= hi; i = i > hi / 2 ? hi + 1 : 2 * i) /* never doubles past hi */
+        count++;
+    if (count == 0)
+        return bad(x, key, "the range is empty", NULL);
+    if (count > QC_MAX_VALUES) {
+        snprintf(text, sizeof text, "%llu", (unsigned long long)count);
+        return bad(x, key, "more than 64 values in one sweep: the range or pow2 makes", text);
+    }
+    for (uint64_t j = 0, pw = (uint64_t)lo; j < count; j++, pw *= 2) { /* lo + j * step <= hi - 1 here */
+        snprintf(text, sizeof text, "%lld", r ? (long long)(lo + (int64_t)j * step) : (long long)pw);
+        if (add_value(x, s, k, key, text))
+            return 2;
+    }
+    return 0;
+}
+
+/* "key": scalar | [scalars] | {"range": [start, stop, step]} (stop exclusive) | {"pow2": [lo, hi]} */
+static int parse_sweep_value(ctx *x, qc_sweep *s, const cJSON *v, const char *where)
+{
+    char key[96];
+    key_path(key, sizeof key, where, v->string);
     if (s->n >= QC_MAX_PARAMS)
-        return bad(x, v->string, "too many parameters", NULL);
+        return bad(x, key, "too many parameters (at most 24)", NULL);
+    if (!v->string[0] || strlen(v->string) >= sizeof s->key[0] || !param_text_ok(v->string, 1))
+        return bad(x, key, "a parameter name has 1 to 31 characters, no ',', '=' or control character", NULL);
     int k = s->n++;
     snprintf(s->key[k], sizeof s->key[k], "%s", v->string);
     s->nvals[k] = 0;
@@ -79,40 +192,27 @@ static int parse_sweep_value(ctx *x, qc_sweep *s, const cJSON *v)
     if (cJSON_IsArray(v)) {
         const cJSON *e;
         cJSON_ArrayForEach(e, v) {
-            if (scalar_text(e, text, sizeof text))
-                return bad(x, v->string, "list entries must be strings, numbers or booleans", NULL);
-            if (add_value(x, s, k, v->string, text))
+            int rc = scalar_text(e, text, sizeof text);
+            if (rc)
+                return bad(x, key, rc == -2 ? "a value is longer than 95 characters"
+                                                  : "list entries must be strings, finite numbers (integers below "
+                                                    "2^53; larger ones as strings) or booleans", NULL);
+            if (add_value(x, s, k, key, text))
                 return 2;
         }
         if (s->nvals[k] == 0)
-            return bad(x, v->string, "an empty list sweeps nothing", NULL);
+            return bad(x, key, "an empty list sweeps nothing", NULL);
         return 0;
     }
-    if (cJSON_IsObject(v)) {
-        const cJSON *r = cJSON_GetObjectItemCaseSensitive(v, "range");
-        const cJSON *p2 = cJSON_GetObjectItemCaseSensitive(v, "pow2");
-        const cJSON *a = r ? r : p2;
-        int na = a ? cJSON_GetArraySize(a) : 0;
-        if (!a || !cJSON_IsArray(a) || na < 2 || na > 3)
-            return bad(x, v->string, "an object must be {\"range\": [start, stop, step]} or {\"pow2\": [lo, hi]}",
-                       NULL);
-        long long lo = (long long)cJSON_GetArrayItem(a, 0)->valuedouble;
-        long long hi = (long long)cJSON_GetArrayItem(a, 1)->valuedouble;
-        long long step = na == 3 ? (long long)cJSON_GetArrayItem(a, 2)->valuedouble : 1;
-        if (step <= 0 || (p2 && lo <= 0))
-            return bad(x, v->string, "range step and pow2 bounds must be positive", NULL);
-        for (long long i = lo; r ? i < hi : i <= hi; i = r ? i + step : i * 2) {
-            snprintf(text, sizeof text, "%lld", i);
-            if (add_value(x, s, k, v->string, text))
-                return 2;
-        }
-        if (s->nvals[k] == 0)
-            return bad(x, v->string, "the range is empty", NULL);
-        return 0;
-    }
-    if (scalar_text(v, text, sizeof text))
-        return bad(x, v->string, "must be a scalar, a list or a range object", NULL);
-    return add_value(x, s, k, v->string, text);
+    if (cJSON_IsObject(v))
+        return parse_generated(x, s, k, v, key);
+    int rc = scalar_text(v, text, sizeof text);
+    if (rc)
+        return bad(x, key, rc == -2 ? "the value is longer than 95 characters"
+                                          : "must be a string, a boolean, a finite number (an integer below 2^53 in "
+                                            "magnitude; write larger ones as strings), a list or a range object",
+                   NULL);
+    return add_value(x, s, k, key, text);
 }
 
 static int parse_sweep(ctx *x, const cJSON *obj, qc_sweep *s, const char *key)
@@ -122,52 +222,88 @@ static int parse_sweep(ctx *x, const cJSON *obj, qc_sweep *s, const char *key)
         return 0;
     if (!cJSON_IsObject(obj))
         return bad(x, key, "must be an object of parameter sweeps", NULL);
+    if (check_members(x, obj, key, NULL))
+        return 2;
     const cJSON *v;
-    cJSON_ArrayForEach(v, obj) if (parse_sweep_value(x, s, v)) return 2;
+    cJSON_ArrayForEach(v, obj) if (parse_sweep_value(x, s, v, key)) return 2;
     return 0;
 }
 
-static int str_field(ctx *x, const cJSON *obj, const char *key, char *out, size_t len, int required,
-                     const char *ctxkey)
+enum { F_STRING = 1, F_NUMBER = 2, F_REQUIRED = 4 };
+
+/* A field of the given JSON types (F_NUMBER: an expression may be written as a plain number),
+ * copied whole: a value longer than the field is an error, never cut short. */
+static int field(ctx *x, const cJSON *obj, const char *key, char *out, size_t len, int flags, const char *ctxkey)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     char full[128];
-    snprintf(full, sizeof full, "%s%s%s", ctxkey ? ctxkey : "", ctxkey ? "." : "", key);
-    if (!v) {
-        if (required)
-            return bad(x, full, "is required", NULL);
-        return 0;
+    key_path(full, sizeof full, ctxkey, key);
+    if (!v)
+        return (flags & F_REQUIRED) ? bad(x, full, "is required", NULL) : 0;
+    int ok = (cJSON_IsString(v) && (flags & F_STRING)) || (cJSON_IsNumber(v) && (flags & F_NUMBER));
+    int rc = ok ? scalar_text(v, out, len) : -1;
+    if (rc == -2) {
+        char max[48];
+        snprintf(max, sizeof max, "is longer than %zu characters", len - 1);
+        return bad(x, full, max, NULL);
     }
-    if (scalar_text(v, out, len))
-        return bad(x, full, "must be a string or a number", NULL);
+    if (rc)
+        return bad(x, full, (flags & F_NUMBER) ? "must be a string or a finite number (an integer below 2^53)"
+                                               : "must be a string", NULL);
     return 0;
+}
+
+/* Object and array members: absent is allowed where optional, another JSON type never is. */
+static int typed(ctx *x, const cJSON *v, const char *key, int want_object)
+{
+    if (v && !(want_object ? cJSON_IsObject(v) : cJSON_IsArray(v)))
+        return bad(x, key, want_object ? "must be an object" : "must be a list", NULL);
+    return 0;
+}
+
+/* A name that becomes a file or dataset name (case names: golden folders; tensor names: HDF5
+ * datasets): letters, digits, '_', '-', '.', not starting with '.'. */
+static int name_ok(const char *s, size_t cap)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n >= cap || s[0] == '.')
+        return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr("_-.", *s))
+            return 0;
+    return 1;
 }
 
 static int parse_input(ctx *x, const cJSON *v, const qc_sweep *c_params, qc_input_spec *in)
 {
     char key[96];
     memset(in, 0, sizeof *in);
+    snprintf(key, sizeof key, "inputs.%.80s", v->string);
+    if (!name_ok(v->string, sizeof in->name))
+        return bad(x, key, "an input name has 1 to 47 letters, digits, '_', '-' or '.' (not first)", v->string);
     snprintf(in->name, sizeof in->name, "%s", v->string);
-    snprintf(key, sizeof key, "inputs.%s", v->string);
+    if (typed(x, v, key, 1) || check_members(x, v, key, input_keys))
+        return 2;
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(v, "shape");
     if (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) < 1 || cJSON_GetArraySize(shape) > QC_MAX_DIMS)
         return bad(x, key, "needs \"shape\": a list of 1 to 4 dimension expressions", NULL);
     const cJSON *d;
     cJSON_ArrayForEach(d, shape) {
-        if (scalar_text(d, in->shape[in->ndim], sizeof in->shape[0]))
-            return bad(x, key, "shape entries must be expressions (strings) or integers", NULL);
+        if ((!cJSON_IsString(d) && !cJSON_IsNumber(d)) || scalar_text(d, in->shape[in->ndim], sizeof in->shape[0]))
+            return bad(x, key, "shape entries must be expressions (strings of at most 63 characters) or integers "
+                               "below 2^53", NULL);
         in->ndim++;
     }
     char storage[16] = "f32";
     snprintf(in->fill, sizeof in->fill, "normal");
-    if (str_field(x, v, "storage", storage, sizeof storage, 0, key) ||
-        str_field(x, v, "fill", in->fill, sizeof in->fill, 0, key) ||
-        str_field(x, v, "scale", in->scale, sizeof in->scale, 0, key) ||
-        str_field(x, v, "dtype", in->dtype, sizeof in->dtype, 0, key) ||
-        str_field(x, v, "edges_format", in->edges_format, sizeof in->edges_format, 0, key) ||
-        str_field(x, v, "zero_blocks", in->zero_blocks, sizeof in->zero_blocks, 0, key) ||
-        str_field(x, v, "at", in->at, sizeof in->at, 0, key) ||
-        str_field(x, v, "bits", in->bits, sizeof in->bits, 0, key))
+    if (field(x, v, "storage", storage, sizeof storage, F_STRING, key) ||
+        field(x, v, "fill", in->fill, sizeof in->fill, F_STRING, key) ||
+        field(x, v, "scale", in->scale, sizeof in->scale, F_STRING | F_NUMBER, key) ||
+        field(x, v, "dtype", in->dtype, sizeof in->dtype, F_STRING, key) ||
+        field(x, v, "edges_format", in->edges_format, sizeof in->edges_format, F_STRING, key) ||
+        field(x, v, "zero_blocks", in->zero_blocks, sizeof in->zero_blocks, F_STRING | F_NUMBER, key) ||
+        field(x, v, "at", in->at, sizeof in->at, F_STRING | F_NUMBER, key) ||
+        field(x, v, "bits", in->bits, sizeof in->bits, F_STRING | F_NUMBER, key))
         return 2;
     int st = qc_storage_from_name(storage);
     if (st < 0)
@@ -201,38 +337,96 @@ static int parse_input(ctx *x, const cJSON *v, const qc_sweep *c_params, qc_inpu
     return 0;
 }
 
+/* "budget": a JSON number in [0, 1] ("nan", a string or 1e999 is refused, not read as 1). */
+static int parse_budget(ctx *x, const cJSON *v, const char *key, qc_compare_spec *cmp)
+{
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(v, "budget");
+    char full[128];
+    key_path(full, sizeof full, key, "budget");
+    if (!b)
+        return bad(x, full, "is required", NULL);
+    if (!cJSON_IsNumber(b) || !isfinite(b->valuedouble) || b->valuedouble < 0 || b->valuedouble > 1)
+        return bad(x, full, "must be a number in [0, 1] (a fraction of the elements)",
+                   cJSON_IsString(b) ? b->valuestring : NULL);
+    cmp->budget = b->valuedouble;
+    return 0;
+}
+
 static int parse_compare(ctx *x, const cJSON *v, qc_compare_spec *cmp)
 {
     char key[96];
     memset(cmp, 0, sizeof *cmp);
+    snprintf(key, sizeof key, "compare.%.80s", v->string);
+    if (!name_ok(v->string, sizeof cmp->output))
+        return bad(x, key, "an output name has 1 to 47 letters, digits, '_', '-' or '.' (not first)", v->string);
     snprintf(cmp->output, sizeof cmp->output, "%s", v->string);
-    snprintf(key, sizeof key, "compare.%s", v->string);
     snprintf(cmp->rule, sizeof cmp->rule, "bitexact");
-    if (str_field(x, v, "rule", cmp->rule, sizeof cmp->rule, 0, key) ||
-        str_field(x, v, "why", cmp->why, sizeof cmp->why, 1, key) ||
-        str_field(x, v, "block", cmp->block, sizeof cmp->block, 0, key) ||
-        str_field(x, v, "midpoint_input", cmp->midpoint_input, sizeof cmp->midpoint_input, 0, key))
+    if (typed(x, v, key, 1) || check_members(x, v, key, compare_keys) ||
+        field(x, v, "rule", cmp->rule, sizeof cmp->rule, F_STRING, key) ||
+        field(x, v, "why", cmp->why, sizeof cmp->why, F_STRING | F_REQUIRED, key) ||
+        field(x, v, "block", cmp->block, sizeof cmp->block, F_STRING | F_NUMBER, key) ||
+        field(x, v, "midpoint_input", cmp->midpoint_input, sizeof cmp->midpoint_input, F_STRING, key))
         return 2;
     if (strcmp(cmp->rule, "bitexact") && strcmp(cmp->rule, "budget") && strcmp(cmp->rule, "bound"))
         return bad(x, key, "unknown rule (known: bitexact, budget, bound)", cmp->rule);
-    cmp->degenerate_ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "degenerate_ok"));
+    const cJSON *dok = cJSON_GetObjectItemCaseSensitive(v, "degenerate_ok");
+    if (dok && !cJSON_IsBool(dok))
+        return bad(x, key, "degenerate_ok must be true or false", NULL);
+    cmp->degenerate_ok = cJSON_IsTrue(dok);
     cmp->budget_class = -1;
-    if (strcmp(cmp->rule, "budget") == 0) {
-        char cls[32] = "", frac[32] = "";
-        if (str_field(x, v, "class", cls, sizeof cls, 1, key) || str_field(x, v, "budget", frac, sizeof frac, 1, key) ||
-            str_field(x, v, "coupled_to", cmp->coupled_to, sizeof cmp->coupled_to, 0, key))
-            return 2;
-        for (int i = 0; i < QC_MM_COUNT; i++)
-            if (!strcmp(cls, qc_mismatch_class_name((qc_mismatch_class)i)))
-                cmp->budget_class = i;
-        char *end;
-        cmp->budget = strtod(frac, &end);
-        if (cmp->budget_class < 0 && strcmp(cls, "scale_coupled"))
-            return bad(x, key, "unknown budget class (known: tie_flip one_ulp nan_policy zero_sign wrong_block padding other)", cls);
-        if (*end || cmp->budget < 0 || cmp->budget > 1)
-            return bad(x, key, "budget must be a fraction in [0, 1]", frac);
-        if (cmp->coupled_to[0] && !cmp->block[0])
-            return bad(x, key, "coupled_to needs \"block\": the block length that one scale covers", NULL);
+    if (strcmp(cmp->rule, "budget") != 0) {
+        if (cJSON_GetObjectItemCaseSensitive(v, "class") || cJSON_GetObjectItemCaseSensitive(v, "budget") ||
+            cJSON_GetObjectItemCaseSensitive(v, "coupled_to"))
+            return bad(x, key, "class, budget and coupled_to belong to rule budget", cmp->rule);
+        return 0;
+    }
+    char cls[32] = "";
+    if (field(x, v, "class", cls, sizeof cls, F_STRING | F_REQUIRED, key) || parse_budget(x, v, key, cmp) ||
+        field(x, v, "coupled_to", cmp->coupled_to, sizeof cmp->coupled_to, F_STRING, key))
+        return 2;
+    for (int i = 0; i < QC_MM_COUNT; i++)
+        if (!strcmp(cls, qc_mismatch_class_name((qc_mismatch_class)i)))
+            cmp->budget_class = i;
+    if (cmp->budget_class < 0 && strcmp(cls, "scale_coupled"))
+        return bad(x, key, "unknown budget class (known: tie_flip one_ulp nan_policy zero_sign wrong_block padding other)", cls);
+    if (cmp->coupled_to[0] && !cmp->block[0])
+        return bad(x, key, "coupled_to needs \"block\": the block length that one scale covers", NULL);
+    return 0;
+}
+
+/* "vectors" names a table inside the cases folder: a relative path without '..' components
+ * (a case file must not read /etc/passwd or a file beside the repository). */
+static int vectors_path_ok(const char *file)
+{
+    if (!file[0] || file[0] == '/')
+        return 0;
+    for (const char *s = file; *s; s = strchr(s, '/') ? strchr(s, '/') + 1 : s + strlen(s))
+        if (!strncmp(s, "..", 2) && (s[2] == '/' || s[2] == '\0'))
+            return 0;
+    return 1;
+}
+
+/* One hex field of a vector table: 1 to 8 hex digits, nothing else. */
+static int parse_hex32(const char *s, uint32_t *out)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 8 || strspn(s, "0123456789abcdefABCDEF") != n)
+        return -1;
+    *out = (uint32_t)strtoul(s, NULL, 16);
+    return 0;
+}
+
+static int vector_line(ctx *x, const char *path, int lineno, const char *line, qc_vector *v)
+{
+    char in[16], ex[16];
+    if (sscanf(line, "%15[^\t]\t%95[^\t]\t%15[^\t]\t%15[^\t]\t%127[^\n]", v->format, v->policy, in, ex,
+               v->source) < 4) {
+        snprintf(x->err, x->errlen, "%s:%d: expected format, policy, input hex, expected hex, source", path, lineno);
+        return 2;
+    }
+    if (parse_hex32(in, &v->input) || parse_hex32(ex, &v->expected)) {
+        snprintf(x->err, x->errlen, "%s:%d: bad hex value '%s' or '%s' (1 to 8 hex digits)", path, lineno, in, ex);
+        return 2;
     }
     return 0;
 }
@@ -240,50 +434,37 @@ static int parse_compare(ctx *x, const cJSON *v, qc_compare_spec *cmp)
 static int load_vectors(ctx *x, const char *dir, const char *file, qc_case *c)
 {
     char path[600];
+    if (!vectors_path_ok(file))
+        return bad(x, "vectors", "must name a file inside the cases folder (a relative path without '..')", file);
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    FILE *f = fopen(path, "r");
+    struct stat st;
+    FILE *f = stat(path, &st) == 0 && S_ISREG(st.st_mode) ? fopen(path, "r") : NULL;
     if (!f)
-        return bad(x, "vectors", "cannot open the vector table", path);
+        return bad(x, "vectors", "cannot open the vector table (a regular file)", path);
     c->vectors = calloc(QC_MAX_VECTORS, sizeof *c->vectors);
     char line[512];
-    int lineno = 0;
-    while (c->vectors && fgets(line, sizeof line, f)) {
+    int lineno = 0, rc = c->vectors ? 0 : bad(x, "vectors", "out of memory", NULL);
+    while (!rc && fgets(line, sizeof line, f)) {
         lineno++;
-        if (line[0] == '#' || line[0] == '\n')
+        if (!strchr(line, '\n') && !feof(f)) {
+            snprintf(x->err, x->errlen, "%s:%d: line longer than %zu characters", path, lineno, sizeof line - 2);
+            rc = 2;
+        } else if (line[0] == '#' || line[0] == '\n') {
             continue;
-        qc_vector *v = &c->vectors[c->nvectors];
-        char in[16], ex[16], *e1, *e2;
-        if (c->nvectors >= QC_MAX_VECTORS ||
-            sscanf(line, "%15[^\t]\t%95[^\t]\t%15[^\t]\t%15[^\t]\t%127[^\n]", v->format, v->policy, in, ex,
-                   v->source) < 4) {
-            snprintf(x->err, x->errlen, "%s:%d: expected format, policy, input hex, expected hex, source", path,
-                     lineno);
-            fclose(f);
-            return 2;
+        } else if (c->nvectors >= QC_MAX_VECTORS) {
+            snprintf(x->err, x->errlen, "%s:%d: more than %d vectors", path, lineno, QC_MAX_VECTORS);
+            rc = 2;
+        } else {
+            rc = vector_line(x, path, lineno, line, &c->vectors[c->nvectors]);
+            c->nvectors += !rc;
         }
-        v->input = (uint32_t)strtoul(in, &e1, 16);
-        v->expected = (uint32_t)strtoul(ex, &e2, 16);
-        if (*e1 || *e2) {
-            snprintf(x->err, x->errlen, "%s:%d: bad hex value '%s' or '%s'", path, lineno, in, ex);
-            fclose(f);
-            return 2;
-        }
-        c->nvectors++;
     }
     fclose(f);
-    return c->vectors ? 0 : bad(x, "vectors", "out of memory", NULL);
+    return rc;
 }
 
-static int parse_case(ctx *x, const cJSON *root, const char *dir, qc_case *c)
+static int parse_tiers(ctx *x, const cJSON *root, qc_case *c)
 {
-    if (!cJSON_IsObject(root))
-        return bad(x, "(top level)", "must be a JSON object", NULL);
-    if (str_field(x, root, "name", c->name, sizeof c->name, 1, NULL) ||
-        str_field(x, root, "op", c->op, sizeof c->op, 1, NULL) ||
-        str_field(x, root, "doc", c->doc, sizeof c->doc, 1, NULL))
-        return 2;
-    if (!qc_op_find(c->op))
-        return bad(x, "op", "unknown op (qcheck list ops)", c->op);
     const cJSON *tiers = cJSON_GetObjectItemCaseSensitive(root, "tiers"), *t;
     if (!cJSON_IsArray(tiers) || cJSON_GetArraySize(tiers) == 0)
         return bad(x, "tiers", "must be a non-empty list of quick, full, bringup", NULL);
@@ -294,22 +475,66 @@ static int parse_case(ctx *x, const cJSON *root, const char *dir, qc_case *c)
                        cJSON_IsString(t) ? t->valuestring : "(not a string)");
         c->tiers |= bit;
     }
+    return 0;
+}
+
+/* params, tier_params (quick, full, bringup only) and constraints. A tier's own keys count
+ * towards the 24 parameters an instance may have. */
+static int parse_sweeps(ctx *x, const cJSON *root, qc_case *c)
+{
+    static const char *const tier_keys[] = {"quick", "full", "bringup", NULL};
     if (parse_sweep(x, cJSON_GetObjectItemCaseSensitive(root, "params"), &c->params, "params"))
         return 2;
     const cJSON *tp = cJSON_GetObjectItemCaseSensitive(root, "tier_params");
+    if (typed(x, tp, "tier_params", 1) || (tp && check_members(x, tp, "tier_params", tier_keys)))
+        return 2;
     for (int i = 0; i < 3; i++) {
         char key[32];
         snprintf(key, sizeof key, "tier_params.%s", tier_names[i]);
         if (parse_sweep(x, tp ? cJSON_GetObjectItemCaseSensitive(tp, tier_names[i]) : NULL, &c->tier_params[i], key))
             return 2;
+        int n = c->params.n;
+        for (int j = 0; j < c->tier_params[i].n; j++) {
+            int known = 0;
+            for (int k = 0; k < c->params.n; k++)
+                known |= !strcmp(c->tier_params[i].key[j], c->params.key[k]);
+            n += !known;
+        }
+        if (n > QC_MAX_PARAMS)
+            return bad(x, key, "with params, more than 24 parameters", NULL);
     }
     const cJSON *cons = cJSON_GetObjectItemCaseSensitive(root, "constraints"), *e;
+    if (typed(x, cons, "constraints", 0))
+        return 2;
     cJSON_ArrayForEach(e, cons) {
-        if (!cJSON_IsString(e) || c->nconstraints >= QC_MAX_CONSTRAINTS)
-            return bad(x, "constraints", "must be a list of at most 8 expression strings", NULL);
+        if (!cJSON_IsString(e) || c->nconstraints >= QC_MAX_CONSTRAINTS ||
+            strlen(e->valuestring) >= sizeof c->constraints[0])
+            return bad(x, "constraints", "must be a list of at most 8 expression strings of at most 159 characters",
+                       NULL);
         snprintf(c->constraints[c->nconstraints++], sizeof c->constraints[0], "%s", e->valuestring);
     }
+    return 0;
+}
+
+static int parse_case(ctx *x, const cJSON *root, const char *dir, qc_case *c)
+{
+    if (!cJSON_IsObject(root))
+        return bad(x, "(top level)", "must be a JSON object", NULL);
+    if (check_members(x, root, NULL, top_keys) ||
+        field(x, root, "name", c->name, sizeof c->name, F_STRING | F_REQUIRED, NULL) ||
+        field(x, root, "op", c->op, sizeof c->op, F_STRING | F_REQUIRED, NULL) ||
+        field(x, root, "doc", c->doc, sizeof c->doc, F_STRING | F_REQUIRED, NULL))
+        return 2;
+    if (!name_ok(c->name, sizeof c->name))
+        return bad(x, "name", "a case name has 1 to 63 letters, digits, '_', '-' or '.' (not first): it names "
+                              "golden folders", c->name);
+    if (!qc_op_find(c->op))
+        return bad(x, "op", "unknown op (qcheck list ops)", c->op);
+    if (parse_tiers(x, root, c) || parse_sweeps(x, root, c))
+        return 2;
     const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(root, "inputs"), *v;
+    if (typed(x, inputs, "inputs", 1) || (inputs && check_members(x, inputs, "inputs", NULL)))
+        return 2;
     cJSON_ArrayForEach(v, inputs) {
         if (c->ninputs >= QC_MAX_INPUTS || parse_input(x, v, &c->params, &c->inputs[c->ninputs]))
             return c->ninputs >= QC_MAX_INPUTS ? bad(x, "inputs", "more than 8 inputs", NULL) : 2;
@@ -318,13 +543,15 @@ static int parse_case(ctx *x, const cJSON *root, const char *dir, qc_case *c)
     const cJSON *cmps = cJSON_GetObjectItemCaseSensitive(root, "compare");
     if (!cJSON_IsObject(cmps) || cJSON_GetArraySize(cmps) == 0)
         return bad(x, "compare", "is required: one rule (with its \"why\") per output", NULL);
+    if (check_members(x, cmps, "compare", NULL))
+        return 2;
     cJSON_ArrayForEach(v, cmps) {
         if (c->ncompares >= QC_MAX_COMPARES || parse_compare(x, v, &c->compares[c->ncompares]))
             return c->ncompares >= QC_MAX_COMPARES ? bad(x, "compare", "more than 8 outputs", NULL) : 2;
         c->ncompares++;
     }
     char vecfile[128] = "";
-    if (str_field(x, root, "vectors", vecfile, sizeof vecfile, 0, NULL))
+    if (field(x, root, "vectors", vecfile, sizeof vecfile, F_STRING, NULL))
         return 2;
     if (vecfile[0] && load_vectors(x, dir, vecfile, c))
         return 2;
@@ -333,45 +560,97 @@ static int parse_case(ctx *x, const cJSON *root, const char *dir, qc_case *c)
     return 0;
 }
 
-int qc_case_load(const char *path, const char *dir, qc_case *c, char *err, size_t errlen)
+int qc_case_parse(const char *path, const char *dir, const char *text, size_t len, qc_case *c, char *err,
+                  size_t errlen)
 {
     memset(c, 0, sizeof *c);
     snprintf(c->path, sizeof c->path, "%s", path);
     ctx x = {path, err, errlen};
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open", path);
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    while (root && end && (size_t)(end - text) < len && isspace((unsigned char)*end))
+        end++;
+    if (root && end && (size_t)(end - text) < len) { /* text after the object */
+        cJSON_Delete(root);
+        root = NULL;
+    }
+    if (!root) {
+        int line = 1;
+        for (const char *s = text; end && s < end; s++)
+            line += *s == '\n';
+        size_t at = end && end >= text && (size_t)(end - text) < len ? (size_t)(end - text) : len;
+        int shown = (int)(len - at < 20 ? len - at : 20); /* text need not end in a NUL */
+        snprintf(err, errlen, "%s:%d: malformed JSON near '%.*s'", path, line, shown, text + at);
         return 2;
     }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)size + 1);
-    size_t got = text ? fread(text, 1, (size_t)size, f) : 0;
+    int rc = parse_case(&x, root, dir, c);
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* Case files are small (the largest is a few KB): a bigger one, or a folder, is refused before
+ * anything of its claimed size is allocated. */
+#define QC_CASE_MAX_BYTES (1 << 20)
+
+int qc_case_load(const char *path, const char *dir, qc_case *c, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->path, sizeof c->path, "%s", path);
+    struct stat st;
+    if (stat(path, &st) || !S_ISREG(st.st_mode) || st.st_size > QC_CASE_MAX_BYTES) { /* a FIFO would block fopen */
+        snprintf(err, errlen, "%s: cannot open%s", path, stat(path, &st) ? "" : " (not a regular file of at most 1 MiB)");
+        return 2;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f || fstat(fileno(f), &st) || st.st_size > QC_CASE_MAX_BYTES) {
+        snprintf(err, errlen, "%s: cannot open", path);
+        if (f)
+            fclose(f);
+        return 2;
+    }
+    size_t size = (size_t)st.st_size;
+    char *text = malloc(size + 1);
+    size_t got = text ? fread(text, 1, size, f) : 0;
     fclose(f);
-    if (!text || got != (size_t)size) {
+    if (!text || got != size) {
         free(text);
         snprintf(err, errlen, "%s: cannot read", path);
         return 2;
     }
     text[size] = '\0';
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
-    if (!root) {
-        int line = 1;
-        for (const char *s = text; end && s < end; s++)
-            line += *s == '\n';
-        snprintf(err, errlen, "%s:%d: malformed JSON near '%.20s'", path, line, end ? end : "");
+    if (strlen(text) != size) {
         free(text);
+        snprintf(err, errlen, "%s: holds a NUL byte: not a JSON text", path);
         return 2;
     }
-    int rc = parse_case(&x, root, dir, c);
-    cJSON_Delete(root);
+    int rc = qc_case_parse(path, dir, text, size, c, err, errlen);
     free(text);
     return rc;
 }
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+#define QC_MAX_CASE_FILES 256
+
+/* The sorted NAME.json files of d; 0, or 2 when there are more than QC_MAX_CASE_FILES (never a
+ * silent cut) or memory runs out. */
+static int case_files(DIR *d, const char *dir, char **names, int *n, char *err, size_t errlen)
+{
+    struct dirent *e;
+    *n = 0;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len <= 5 || strcmp(e->d_name + len - 5, ".json"))
+            continue;
+        if (*n >= QC_MAX_CASE_FILES || !(names[*n] = strdup(e->d_name))) {
+            snprintf(err, errlen, "%s: more than %d case files, or out of memory", dir, QC_MAX_CASE_FILES);
+            return 2;
+        }
+        (*n)++;
+    }
+    qsort(names, (size_t)*n, sizeof names[0], by_name);
+    return 0;
+}
 
 int qc_cases_load_dir(const char *dir, qc_case **cases, int *ncases, char *err, size_t errlen)
 {
@@ -382,24 +661,26 @@ int qc_cases_load_dir(const char *dir, qc_case **cases, int *ncases, char *err, 
         snprintf(err, errlen, "cannot open the cases folder '%s' (set QCHECK_CASES)", dir);
         return 2;
     }
-    char *names[256];
+    char *names[QC_MAX_CASE_FILES];
     int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < 256) {
-        size_t len = strlen(e->d_name);
-        if (len > 5 && !strcmp(e->d_name + len - 5, ".json"))
-            names[n++] = strdup(e->d_name);
-    }
+    int rc = case_files(d, dir, names, &n, err, errlen);
     closedir(d);
-    qsort(names, (size_t)n, sizeof names[0], by_name);
-    *cases = calloc((size_t)(n ? n : 1), sizeof **cases);
-    *ncases = 0;
-    int rc = *cases ? 0 : 2;
+    *cases = rc ? NULL : calloc((size_t)(n ? n : 1), sizeof **cases);
+    if (!rc && !*cases) {
+        snprintf(err, errlen, "out of memory loading %d case files", n);
+        rc = 2;
+    }
     for (int i = 0; i < n; i++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         if (!rc)
             rc = qc_case_load(path, dir, &(*cases)[(*ncases)++], err, errlen);
+        for (int j = 0; !rc && j < *ncases - 1; j++) /* one name, one folder of goldens */
+            if (!strcmp((*cases)[j].name, (*cases)[*ncases - 1].name)) {
+                snprintf(err, errlen, "%s: key 'name': '%s' is also the name of %s", path, (*cases)[j].name,
+                         (*cases)[j].path);
+                rc = 2;
+            }
         free(names[i]);
     }
     return rc;
@@ -415,6 +696,8 @@ void qc_cases_free(qc_case *cases, int n)
 static int push(qc_instance **inst, int *n, int *cap, const qc_instance *x)
 {
     if (*n == *cap) {
+        if (*cap > INT_MAX / 2 / (int)sizeof **inst)
+            return -1; /* the count itself would overflow */
         int nc = *cap ? 2 * *cap : 256;
         qc_instance *g = realloc(*inst, (size_t)nc * sizeof *g);
         if (!g)
@@ -527,6 +810,34 @@ int qc_instance_from_params(const qc_case *c, const qc_params *p, uint64_t seed,
     return 0;
 }
 
+static uint64_t max_instances = QC_MAX_INSTANCES_DEFAULT;
+
+void qc_cases_set_max_instances(uint64_t n) { max_instances = n; }
+uint64_t qc_cases_max_instances(void) { return max_instances; }
+
+/* The product of the sweep's value counts, before one combination is built: a sweep larger than
+ * the limit is an error naming it, not gigabytes of instances (64^4 values once took 6.8 GB). */
+static int check_count(const qc_case *c, int tier, const qc_sweep *const *src, const int *idx, int nkeys, char *err,
+                       size_t errlen)
+{
+    uint64_t n = 1;
+    char dims[256] = "";
+    size_t at = 0;
+    for (int k = 0; k < nkeys; k++) {
+        uint64_t v = (uint64_t)src[k]->nvals[idx[k]];
+        n = n > UINT64_MAX / v ? UINT64_MAX : n * v; /* saturates: 64^24 is still "too many" */
+        if (v > 1 && at < sizeof dims)
+            at += (size_t)snprintf(dims + at, sizeof dims - at, "%s%s %llu", at ? " x " : "", src[k]->key[idx[k]],
+                                   (unsigned long long)v);
+    }
+    if (n <= max_instances)
+        return 0;
+    snprintf(err, errlen, "%s: tier %s sweeps %llu%s combinations (%s), more than the limit of %llu (--max-instances N "
+             "raises it; docs/cases.md \"params\")", c->path, tier == QC_TIER_QUICK ? "quick" : tier == QC_TIER_FULL ? "full" : "bringup",
+             (unsigned long long)n, n == UINT64_MAX ? " or more" : "", dims, (unsigned long long)max_instances);
+    return 2;
+}
+
 int qc_case_expand(const qc_case *c, int tier, uint64_t seed, qc_instance **inst, int *n, int *cap, char *err,
                    size_t errlen)
 {
@@ -557,6 +868,8 @@ int qc_case_expand(const qc_case *c, int tier, uint64_t seed, qc_instance **inst
             idx[nkeys++] = j;
         }
     }
+    if (check_count(c, tier, src, idx, nkeys, err, errlen))
+        return 2;
     int at[QC_MAX_PARAMS] = {0};
     for (;;) {
         qc_instance x = {.c = c};

@@ -51,7 +51,7 @@ typedef struct qc_case {
     char path[256];
     char name[64];
     char op[64];
-    char doc[512];
+    char doc[2048]; /* the whole "doc" text: a longer one is an error, never cut */
     int tiers;
     qc_sweep params;
     qc_sweep tier_params[3]; /* overrides per tier: quick, full, bringup */
@@ -78,9 +78,21 @@ typedef struct qc_instance {
  * file, key and bad value. */
 int qc_cases_load_dir(const char *dir, qc_case **cases, int *ncases, char *err, size_t errlen);
 int qc_case_load(const char *path, const char *dir, qc_case *c, char *err, size_t errlen);
+/* The same from len bytes of JSON text (path names it in messages; dir holds its vectors). */
+int qc_case_parse(const char *path, const char *dir, const char *text, size_t len, qc_case *c, char *err,
+                  size_t errlen);
 void qc_cases_free(qc_case *cases, int n);
 
-/* Expands one case for a tier into instances (appended to *inst). 0, or 2 with err. */
+/* The most combinations one case's sweep may make for one tier, counted before any instance is
+ * built (the product of its value counts, before constraints; docs/cases.md "params"). The
+ * --max-instances N option of the commands that expand cases sets it, up to the hard limit. */
+#define QC_MAX_INSTANCES_DEFAULT 65536
+#define QC_MAX_INSTANCES_LIMIT (1 << 24)
+void qc_cases_set_max_instances(uint64_t n);
+uint64_t qc_cases_max_instances(void);
+
+/* Expands one case for a tier into instances (appended to *inst). 0, or 2 with err (a sweep over
+ * the limit above, a constraint that fails to evaluate, out of memory). */
 int qc_case_expand(const qc_case *c, int tier, uint64_t seed, qc_instance **inst, int *n, int *cap, char *err,
                    size_t errlen);
 

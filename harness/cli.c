@@ -1,6 +1,9 @@
 /* cli.c: option parsing, raw file I/O and error messages shared by every command. */
 #include "cli.h"
 
+#include "cases.h"
+#include "qc_checked.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +26,30 @@ static int is_flag(const char *key, const char *const *flags)
         if (strcmp(*flags, key) == 0)
             return 1;
     return 0;
+}
+
+/* --max-instances N belongs to every command that expands case files (docs/spec/cli.md "General
+ * rules"): parsed here once, so that each of them takes it the same way; elsewhere it stays an
+ * unknown option. */
+static int max_instances_option(qc_args *a)
+{
+    static const char *const expanding[] = {"run", "list", "golden generate", "export", NULL};
+    int takes = 0;
+    for (const char *const *c = expanding; *c; c++)
+        takes |= !strcmp(a->cmd, *c);
+    for (int i = 0; takes && i < a->nopt; i++) {
+        uint64_t n;
+        if (strcmp(a->key[i], "max-instances"))
+            continue;
+        a->used[i] = 1;
+        if (qc_parse_u64(a->val[i], QC_MAX_INSTANCES_LIMIT, &n) || n == 0) {
+            qc_error(a->cmd, "--max-instances '%s' is not an integer in [1, %d]", a->val[i] ? a->val[i] : "",
+                     QC_MAX_INSTANCES_LIMIT);
+            return QC_EXIT_USAGE;
+        }
+        qc_cases_set_max_instances(n);
+    }
+    return QC_EXIT_OK;
 }
 
 int qc_parse_args(qc_args *a, const char *cmd, int argc, char **argv, const char *const *flags)
@@ -67,7 +94,7 @@ int qc_parse_args(qc_args *a, const char *cmd, int argc, char **argv, const char
         a->val[a->nopt] = val;
         a->nopt++;
     }
-    return QC_EXIT_OK;
+    return max_instances_option(a);
 }
 
 const char *qc_opt(qc_args *a, const char *key)

@@ -10,6 +10,7 @@
 #include "stages.h"
 #include "cli.h"
 #include "golden_io.h"
+#include "qc_checked.h"
 #include "runner.h"
 
 const char *qc_cases_dir(void);
@@ -105,18 +106,22 @@ static int golden_generate(int argc, char **argv)
         return QC_EXIT_USAGE;
     if (a.help) {
         printf("usage: qcheck golden generate [--case NAME[,NAME..]] [--suite quick|full|bringup] [--seed S]\n"
-               "                              [--out DIR] [--jobs N]\n"
+               "                              [--out DIR] [--jobs N] [--max-instances N]\n"
                "Writes one HDF5 golden per instance: DIR/<case>/<params>.h5 (default DIR: golden/data).\n"
                "Same seed -> byte-identical files (set SOURCE_DATE_EPOCH to pin the 'created' attribute).\n");
         return QC_EXIT_OK;
     }
     const char *out = qc_opt(&a, "out"), *case_arg = qc_opt(&a, "case"), *suite = qc_opt(&a, "suite");
     const char *seed_arg = qc_opt(&a, "seed"), *jobs_arg = qc_opt(&a, "jobs");
-    int jobs = jobs_arg ? atoi(jobs_arg) : 1;
+    uint64_t jobs = 1, seed = 0;
     if (qc_check_all_used(&a))
         return QC_EXIT_USAGE;
-    if (jobs < 1 || jobs > 64) {
-        qc_error(a.cmd, "--jobs must be in [1, 64], got '%s'", jobs_arg);
+    if (jobs_arg && (qc_parse_u64(jobs_arg, 64, &jobs) || jobs < 1)) {
+        qc_error(a.cmd, "--jobs must be an integer in [1, 64], got '%s'", jobs_arg);
+        return QC_EXIT_USAGE;
+    }
+    if (seed_arg && qc_parse_u64(seed_arg, UINT64_MAX, &seed)) {
+        qc_error(a.cmd, "--seed must be a decimal integer in [0, 2^64), got '%s'", seed_arg);
         return QC_EXIT_USAGE;
     }
     int tier = qc_tier_from_name(suite ? suite : "quick");
@@ -134,8 +139,7 @@ static int golden_generate(int argc, char **argv)
             continue;
         qc_instance *inst = NULL;
         int n = 0, cap = 0;
-        if (qc_case_expand(&cases[c], tier, seed_arg ? strtoull(seed_arg, NULL, 0) : 0, &inst, &n, &cap, err,
-                           sizeof err)) {
+        if (qc_case_expand(&cases[c], tier, seed, &inst, &n, &cap, err, sizeof err)) {
             qc_error(a.cmd, "%s", err);
             rc = QC_EXIT_USAGE;
         }
@@ -146,7 +150,7 @@ static int golden_generate(int argc, char **argv)
             rc = QC_EXIT_USAGE;
         }
         if (rc == QC_EXIT_OK)
-            rc = write_all(a.cmd, inst, n, out ? out : "golden/data", jobs);
+            rc = write_all(a.cmd, inst, n, out ? out : "golden/data", (int)jobs);
         written += rc == QC_EXIT_OK ? n : 0;
         free(inst);
     }
@@ -162,8 +166,12 @@ static int verify_one(const char *cmd, const char *path, const qc_case *cases, i
     qc_golden_meta m;
     qc_tensor_set inputs = {0}, stored = {0}, now = {0};
     char err[1024];
-    if (qc_golden_read(path, &m, &inputs, &stored, err, sizeof err)) {
+    if (qc_golden_read(path, &m, &inputs, &stored, err, sizeof err) ||
+        qc_check_dtypes(path, "/inputs", &inputs, err, sizeof err) ||
+        qc_check_dtypes(path, "/outputs", &stored, err, sizeof err)) {
         qc_error(cmd, "%s", err);
+        qc_set_free(&inputs);
+        qc_set_free(&stored);
         return QC_EXIT_USAGE;
     }
     int rc = QC_EXIT_USAGE;
@@ -396,7 +404,10 @@ int cmd_verify(int argc, char **argv)
     qc_case *cases;
     int ncases, rc = QC_EXIT_USAGE;
     if (qc_golden_read(golden, &m, &inputs, &expected, err, sizeof err) ||
-        qc_golden_read_outputs(outputs, &got, err, sizeof err)) {
+        qc_check_dtypes(golden, "/inputs", &inputs, err, sizeof err) ||
+        qc_check_dtypes(golden, "/outputs", &expected, err, sizeof err) ||
+        qc_golden_read_outputs(outputs, &got, err, sizeof err) ||
+        qc_check_dtypes(outputs, "/outputs", &got, err, sizeof err)) {
         qc_error(a.cmd, "%s", err);
         goto done;
     }

@@ -1,13 +1,13 @@
 /* cmd_layout.c: `qcheck layout apply|inverse|list` (docs/spec/cli.md "Tool commands", "Layout maps").
  * Every map comes from the one table of reference/layouts (layouts.c); this file only parses, sizes
  * and moves bytes. A shape the map cannot take is exit 2 with the map's own message naming the rule. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "layouts/layouts.h"
+#include "qc_checked.h"
 
 #define MAX_KV 16
 
@@ -47,16 +47,13 @@ static int list_layouts(void)
     return QC_EXIT_OK;
 }
 
+/* Strict decimal (reference/qc_checked.h): "-1" is never a huge size, "2x" never 2. */
 static int parse_int(const char *cmd, const char *what, const char *s, int64_t lo, int64_t *out)
 {
-    char *end;
-    errno = 0;
-    long long v = s ? strtoll(s, &end, 0) : 0;
-    if (!s || !*s || *end || errno || v < lo) {
-        qc_error(cmd, "%s '%s' is not an integer >= %lld", what, s ? s : "", (long long)lo);
+    if (qc_parse_i64(s, lo, INT64_MAX, out)) {
+        qc_error(cmd, "%s '%s' is not a decimal integer >= %lld that fits 64 bits", what, s ? s : "", (long long)lo);
         return QC_EXIT_USAGE;
     }
-    *out = v;
     return QC_EXIT_OK;
 }
 

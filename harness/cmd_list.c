@@ -23,20 +23,27 @@ static int list_cases(void)
         return QC_EXIT_USAGE;
     }
     static const char *const tiers[] = {"quick", "full", "bringup"};
-    for (int i = 0; i < n; i++) {
+    int rc = QC_EXIT_OK;
+    for (int i = 0; i < n && !rc; i++) {
         printf("%-24s op %-10s tiers", cases[i].name, cases[i].op);
-        for (int t = 0; t < 3; t++)
+        for (int t = 0; t < 3 && !rc; t++)
             if (cases[i].tiers & (1 << t)) {
                 qc_instance *inst = NULL;
                 int ni = 0, cap = 0;
-                qc_case_expand(&cases[i], 1 << t, 0, &inst, &ni, &cap, err, sizeof err);
-                printf(" %s:%d", tiers[t], ni);
+                if (qc_case_expand(&cases[i], 1 << t, 0, &inst, &ni, &cap, err, sizeof err)) {
+                    printf("\n"); /* a count is printed only when it is the count */
+                    qc_error("list", "%s", err);
+                    rc = QC_EXIT_USAGE;
+                } else {
+                    printf(" %s:%d", tiers[t], ni);
+                }
                 free(inst);
             }
-        printf("\n    %s\n", cases[i].doc);
+        if (!rc)
+            printf("\n    %s\n", cases[i].doc);
     }
     qc_cases_free(cases, n);
-    return QC_EXIT_OK;
+    return rc;
 }
 
 /* Every instance of every tier (or of --suite's), one line each: tier, id, golden file name. */

@@ -164,6 +164,8 @@ static int job_from_command_line(qc_args *a, qc_quant_job *j, const char *cmd, i
     return -1;
 }
 
+/* The input is read and its size checked before anything of the shape's size is allocated, so a
+ * huge --shape costs nothing: the file must hold the shape (issue 19). */
 int cmd_quant(int argc, char **argv)
 {
     qc_args a;
@@ -172,7 +174,7 @@ int cmd_quant(int argc, char **argv)
     if (rc >= 0)
         return rc;
     uint8_t *in;
-    size_t size, n = j.rows * j.cols, w = j.in_dtype == QC_F32 ? 4 : 2;
+    size_t size, n = j.rows * j.cols, w = j.in_dtype == QC_F32 ? 4 : 2; /* n <= 2^40: quant_job.c */
     if (qc_read_file(a.cmd, a.pos[0], &in, &size))
         return QC_EXIT_USAGE;
     if (size != n * w) {
@@ -191,27 +193,34 @@ int cmd_quant(int argc, char **argv)
                     j.has_gscale ? &j.gscale_encode : NULL, &qz);
         rc = write_outputs(a.cmd, &j, &qz, a.pos[1]);
         qc_quant_job_free(&qz);
+    } else {
+        qc_error(a.cmd, "out of memory for shape %zux%zu", j.rows, j.cols);
+        if (x)
+            qc_quant_job_free(&qz);
     }
     free(in), free(x);
     return rc;
 }
 
-static int read_inputs(const char *cmd, const qc_quant_job *j, const char *prefix, qc_quantized *qz)
+/* The three input files, each checked against the size the shape and recipe give. */
+typedef struct dequant_files {
+    uint8_t *q, *s, *g;
+} dequant_files;
+
+static int read_inputs(const char *cmd, const qc_quant_job *j, const char *prefix, dequant_files *f)
 {
-    size_t n = j->rows * j->cols, qbytes = qc_quant_job_fp4(j) ? (n + 1) / 2 : n;
-    uint8_t *q, *s, *g = NULL;
-    if (read_with(cmd, prefix, ".q", qbytes, &q))
+    size_t ns = qcref_recipe_nscales(j->recipe, &j->policy, j->rows, j->cols);
+    memset(f, 0, sizeof *f);
+    if (read_with(cmd, prefix, ".q", qc_quant_job_q_bytes(j), &f->q))
         return QC_EXIT_USAGE;
-    if (read_with(cmd, prefix, ".scale", qc_quant_job_scale_bytes(j, qz->nscales), &s)) {
-        free(q);
-        return QC_EXIT_USAGE;
-    }
-    if (j->recipe == QC_RECIPE_NVFP4 && read_with(cmd, prefix, ".gscale", 4, &g)) {
-        free(q), free(s);
+    if (read_with(cmd, prefix, ".scale", qc_quant_job_scale_bytes(j, ns), &f->s)) {
+        free(f->q);
         return QC_EXIT_USAGE;
     }
-    qc_quant_job_deserialize(j, q, s, g, qz);
-    free(q), free(s), free(g);
+    if (j->recipe == QC_RECIPE_NVFP4 && read_with(cmd, prefix, ".gscale", 4, &f->g)) {
+        free(f->q), free(f->s);
+        return QC_EXIT_USAGE;
+    }
     return QC_EXIT_OK;
 }
 
@@ -223,17 +232,22 @@ int cmd_dequant(int argc, char **argv)
     if (rc >= 0)
         return rc;
     size_t n = j.rows * j.cols;
+    dequant_files f;
+    if (read_inputs(a.cmd, &j, a.pos[0], &f))
+        return QC_EXIT_USAGE;
     qc_quantized qz;
     float *y = malloc(4 * n + 4);
     rc = QC_EXIT_USAGE;
     if (y && qc_quant_job_alloc(&j, &qz) == 0) {
-        rc = read_inputs(a.cmd, &j, a.pos[0], &qz);
-        if (!rc) {
-            qcref_dequant(j.recipe, &j.policy, &qz, y);
-            rc = qc_write_file(a.cmd, a.pos[1], y, 4 * n);
-        }
+        qc_quant_job_deserialize(&j, f.q, f.s, f.g, &qz);
+        qcref_dequant(j.recipe, &j.policy, &qz, y);
+        rc = qc_write_file(a.cmd, a.pos[1], y, 4 * n);
         qc_quant_job_free(&qz);
+    } else {
+        qc_error(a.cmd, "out of memory for shape %zux%zu", j.rows, j.cols);
+        if (y)
+            qc_quant_job_free(&qz);
     }
-    free(y);
+    free(y), free(f.q), free(f.s), free(f.g);
     return rc;
 }

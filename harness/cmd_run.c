@@ -1,6 +1,7 @@
 /* cmd_run.c: `qcheck run` (docs/spec/cli.md "Suite commands"): expand the case files of a tier into
  * instances, run every selected backend on each in an isolated child, print one verdict line
  * per instance x backend with a REPRO command, and end with the summary line. */
+#include <limits.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "cli.h"
 #include "golden_io.h"
 #include "report.h"
+#include "qc_checked.h"
 #include "runner.h"
 
 #ifndef QC_CASES_DIR
@@ -154,13 +156,12 @@ static int params_match(const qc_params *want, const qc_params *have)
 
 static int parse_int(const char *cmd, const char *key, const char *v, long lo, long hi, long *out)
 {
-    char *end;
-    long r = strtol(v, &end, 10);
-    if (!*v || *end || r < lo || r > hi) {
+    int64_t r;
+    if (qc_parse_i64(v, lo, hi, &r)) { /* strict: no blanks, no '+', no saturation (qc_checked.h) */
         qc_error(cmd, "--%s must be an integer in [%ld, %ld], got '%s'", key, lo, hi, v);
         return QC_EXIT_USAGE;
     }
-    *out = r;
+    *out = (long)r;
     return QC_EXIT_OK;
 }
 
@@ -257,13 +258,9 @@ int cmd_run(int argc, char **argv)
         return QC_EXIT_USAGE;
     }
     uint64_t seed = 0;
-    if (seed_arg) {
-        char *end;
-        seed = strtoull(seed_arg, &end, 0);
-        if (!*seed_arg || *end) {
-            qc_error(a.cmd, "--seed must be an integer, got '%s'", seed_arg);
-            return QC_EXIT_USAGE;
-        }
+    if (seed_arg && qc_parse_u64(seed_arg, UINT64_MAX, &seed)) { /* "-1" is not 2^64 - 1 */
+        qc_error(a.cmd, "--seed must be a decimal integer in [0, 2^64), got '%s'", seed_arg);
+        return QC_EXIT_USAGE;
     }
     if (jobs_arg && parse_int(a.cmd, "jobs", jobs_arg, 1, 64, &v) == QC_EXIT_OK)
         cfg.jobs = (int)v;
@@ -286,14 +283,16 @@ int cmd_run(int argc, char **argv)
     else if (device_arg)
         return QC_EXIT_USAGE;
     if (shard) {
-        int i, n;
-        char tail;
-        if (sscanf(shard, "%d/%d%c", &i, &n, &tail) != 2 || n < 1 || i < 1 || i > n) {
+        char first[24];
+        const char *slash = strchr(shard, '/');
+        int64_t i = 0, n = 0;
+        snprintf(first, sizeof first, "%.*s", slash ? (int)(slash - shard < 23 ? slash - shard : 23) : 0, shard);
+        if (!slash || qc_parse_i64(first, 1, INT_MAX, &i) || qc_parse_i64(slash + 1, 1, INT_MAX, &n) || i > n) {
             qc_error(a.cmd, "--shard must be I/N with 1 <= I <= N, got '%s'", shard);
             return QC_EXIT_USAGE;
         }
-        cfg.shard_index = i - 1;
-        cfg.shard_count = n;
+        cfg.shard_index = (int)i - 1;
+        cfg.shard_count = (int)n;
     }
     qc_params want = {0};
     char err[1024];
@@ -346,7 +345,11 @@ int cmd_run(int argc, char **argv)
             goto out;
         }
     }
-    work = malloc(sizeof *work * (size_t)(ninst * nb + 1));
+    if ((size_t)ninst * (size_t)nb > INT_MAX / 2) {
+        qc_error(a.cmd, "%d instances x %d backends is more work items than one run takes (--max-instances)", ninst, nb);
+        goto out;
+    }
+    work = malloc(sizeof *work * ((size_t)ninst * (size_t)nb + 1));
     for (int i = 0; work && i < ninst; i++) {
         if ((filter && regexec(&re, inst[i].id, 0, NULL, 0)) || !params_match(&want, &inst[i].params) ||
             qc_shard_of(&inst[i], cfg.shard_count) != cfg.shard_index)

@@ -167,6 +167,12 @@ int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_
     static const qc_compare_extra none = {0};
     x = x ? x : &none;
     memset(out, 0, sizeof *out);
+    if (strcmp(got->dtype, expected->dtype)) { /* the same bytes mean another value: not comparable */
+        qc_appendf(detail, detail_len, "output %s: dtype mismatch: expected %.47s, got %.47s\n", spec->output,
+                   expected->dtype, got->dtype);
+        out->mismatches = -1;
+        return -1;
+    }
     if (got->storage != expected->storage || got->ndim != expected->ndim ||
         qc_tensor_numel(got) != qc_tensor_numel(expected)) {
         qc_appendf(detail, detail_len, "output %s: shape/storage mismatch: expected %s[%lld], got %s[%lld]\n",

@@ -198,15 +198,23 @@ static void zero_blocks(float *x, int64_t n, int64_t cols, int64_t block)
             x[i] = 0.0f;
 }
 
-int qc_generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed, qc_tensor *out, char *err,
-                size_t errlen)
+static int generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed, qc_tensor *out, char *err,
+                    size_t errlen)
 {
-    int64_t shape[QC_MAX_DIMS];
+    int64_t shape[QC_MAX_DIMS] = {0};
+    size_t bytes;
     for (int d = 0; d < spec->ndim; d++)
         if (eval_dim(spec->shape[d], p, &shape[d], err, errlen))
             return 2;
+    if (qc_tensor_bytes(spec->storage, spec->ndim, shape, &bytes)) { /* before anything is allocated */
+        char dims[128] = "";
+        for (int d = 0, at = 0; d < spec->ndim && at < (int)sizeof dims; d++)
+            at += snprintf(dims + at, sizeof dims - (size_t)at, "%s%lld", d ? ", " : "", (long long)shape[d]);
+        snprintf(err, errlen, "input '%s': shape [%s] has more than 2^40 elements", spec->name, dims);
+        return 2;
+    }
     if (qc_tensor_alloc(out, spec->name, spec->storage, spec->dtype, spec->ndim, shape)) {
-        snprintf(err, errlen, "out of memory for input '%s'", spec->name);
+        snprintf(err, errlen, "out of memory for input '%s' (%zu bytes)", spec->name, bytes);
         return 2;
     }
     uint64_t rng = qc_hash(spec->name, seed);
@@ -215,6 +223,11 @@ int qc_generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed, qc
         int64_t width = 8;
         if (spec->bits[0] && qc_eval(spec->bits, p, &width, err, errlen))
             return 2;
+        if (width < 1 || width > 32) {
+            snprintf(err, errlen, "input '%s': bits '%s' = %lld is outside 1..32", spec->name, spec->bits,
+                     (long long)width);
+            return 2;
+        }
         fill_codes(spec, (int)width, &rng, out, n);
         return 0;
     }
@@ -236,4 +249,14 @@ int qc_generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed, qc
     int ne = edge_values(spec, p, edges, 1024);
     inject_edges(edges, ne, &rng, x, n);
     return 0;
+}
+
+int qc_generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed, qc_tensor *out, char *err,
+                size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    int rc = generate(spec, p, seed, out, err, errlen);
+    if (rc)
+        qc_tensor_free(out); /* an expression that failed after the allocation */
+    return rc;
 }

@@ -2,6 +2,7 @@
  * JSON, and saving failing instances (--keep-failing). */
 #include "golden_io.h"
 #include "stages.h"
+#include "formats/formats.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -166,6 +167,19 @@ int qc_outputs_adopt_dtypes(qc_tensor_set *got, qc_tensor_set *expected, char *e
             g->ndim = e->ndim;
             memcpy(g->shape, e->shape, sizeof g->shape);
         }
+    }
+    return 0;
+}
+
+int qc_check_dtypes(const char *path, const char *group, const qc_tensor_set *s, char *err, size_t errlen)
+{
+    for (int i = 0; i < s->n; i++) {
+        const char *d = s->t[i].dtype;
+        if (qc_format_from_name(d) >= 0 || qc_storage_from_name(d) >= 0 || !strcmp(d, "e2m1x2") || !strcmp(d, "s8"))
+            continue;
+        snprintf(err, errlen, "%s: %s/%s: unknown qc_dtype '%s' (known: the formats of qcheck list formats, the "
+                 "storage names u8 u16 i32 u32 f32 f64, e2m1x2, s8)", path, group, s->t[i].name, d);
+        return 2;
     }
     return 0;
 }

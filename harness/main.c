@@ -32,6 +32,9 @@ static void usage(FILE *to)
             "\n"
             "qcheck --case NAME is qcheck run --case NAME\n"
             "\n"
+            "run, list, golden generate and export take --max-instances N: the most combinations one case's\n"
+            "sweep may make for one tier, counted before any is built (default 65536; docs/cases.md)\n"
+            "\n"
             "exit status: 0 success, 1 a check failed, 2 bad usage or bad input\n",
             QC_VERSION);
 }

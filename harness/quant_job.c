@@ -7,6 +7,7 @@
 
 #include "quant_job.h"
 #include "cli.h"
+#include "qc_checked.h"
 
 static int plan_scale_layout(qc_quant_job *j, const char *map, char *err, size_t errlen);
 
@@ -16,12 +17,11 @@ static int u8_scales(const qc_quant_job *j) { return j->recipe >= QC_RECIPE_MXFP
 
 static int parse_dim(const char *key, const char *v, size_t *out, char *err, size_t errlen)
 {
-    char *end;
+    uint64_t n;
     if (!v)
         return FAIL("%s is required", key);
-    unsigned long long n = strtoull(v, &end, 10);
-    if (end == v || *end || v[0] == '-' || n > (1ull << 40))
-        return FAIL("%s=%s is not a non-negative integer below 2^40", key, v);
+    if (qc_parse_u64(v, (uint64_t)QC_MAX_ELEMS, &n))
+        return FAIL("%s=%s is not a non-negative integer of at most 2^40", key, v);
     *out = (size_t)n;
     return QC_EXIT_OK;
 }
@@ -37,10 +37,9 @@ static int parse_float(const char *key, const char *v, float *out, char *err, si
 
 static int parse_int(const char *key, const char *v, int *out, char *err, size_t errlen)
 {
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (end == v || *end != '\0' || n <= 0 || n > 1 << 20)
-        return FAIL("param %s=%s is not a positive integer", key, v);
+    int64_t n;
+    if (qc_parse_i64(v, 1, 1 << 20, &n))
+        return FAIL("param %s=%s is not a positive integer of at most 2^20", key, v);
     *out = (int)n;
     return QC_EXIT_OK;
 }
@@ -143,11 +142,15 @@ static int recipe_key(qc_quant_job *j, const char *key, const char *v, overrides
         return QC_EXIT_OK;
     }
     if (strcmp(key, "block") == 0 && r == QC_RECIPE_BLOCK) {
-        char *e1, *e2 = NULL;
-        long x = strtol(v, &e1, 10), y = *e1 == 'x' ? strtol(e1 + 1, &e2, 10) : 0;
-        if (x <= 0 || y <= 0 || x > 1 << 20 || y > 1 << 20 || *e1 != 'x' || !e2 || *e2 != '\0')
+        char rows[16];
+        const char *x = strchr(v, 'x');
+        int64_t br, bc;
+        if (!x || (size_t)(x - v) >= sizeof rows)
             return FAIL("param block=%s is not RxC (e.g. 128x128)", v);
-        o->br = (int)x, o->bc = (int)y;
+        snprintf(rows, sizeof rows, "%.*s", (int)(x - v), v);
+        if (qc_parse_i64(rows, 1, 1 << 20, &br) || qc_parse_i64(x + 1, 1, 1 << 20, &bc))
+            return FAIL("param block=%s is not RxC with R and C in [1, 2^20] (e.g. 128x128)", v);
+        o->br = (int)br, o->bc = (int)bc;
         return QC_EXIT_OK;
     }
     if (strcmp(key, "block") == 0 && r >= QC_RECIPE_MXFP8)
@@ -225,7 +228,7 @@ int qc_quant_job_from_params(const qc_params *p, int strict, qc_quant_job *j, ch
     if (parse_dim("rows", qc_param(p, "rows"), &j->rows, err, errlen) ||
         parse_dim("cols", qc_param(p, "cols"), &j->cols, err, errlen))
         return QC_EXIT_USAGE;
-    if (j->cols && j->rows > (1ull << 40) / j->cols)
+    if (j->cols && j->rows > (size_t)QC_MAX_ELEMS / j->cols)
         return FAIL("shape %zux%zu has more than 2^40 elements", j->rows, j->cols);
     if (apply_params(p, j, err, errlen))
         return QC_EXIT_USAGE;

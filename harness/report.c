@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tempfile.h"
+
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
@@ -471,24 +473,19 @@ static int write_all(int fd, const char *s, size_t n)
     return 0;
 }
 
-/* DIR/.NAME.tmp.PID.K, created exclusively (0666 & ~umask), renamed onto DIR/NAME when complete
- * (rename(2) is atomic within one directory). */
+/* DIR/.NAME.tmp.PID.K (core/tempfile.h), created exclusively (0666 & ~umask), renamed onto
+ * DIR/NAME when complete (rename(2) is atomic within one directory). */
 static int write_atomic(const char *dir, const char *name, const char *text, char *err,
                         size_t errlen)
 {
-    char path[4200], tmp[4300];
-    int fd = -1;
-    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+    char path[4200], hidden[4200], tmp[4300];
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path ||
+        snprintf(hidden, sizeof hidden, "%s/.%s", dir, name) >= (int)sizeof hidden)
         return fail(err, errlen, "report file %s/%s: path too long", dir, name);
-    for (int k = 0; k < 100 && fd < 0; k++) {
-        snprintf(tmp, sizeof tmp, "%s/.%s.tmp.%ld.%d", dir, name, (long)getpid(), k);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-        if (fd < 0 && errno != EEXIST)
-            return fail(err, errlen, "report file %s: cannot create %s (%s)", path, tmp,
-                        strerror(errno));
-    }
+    int fd = qc_temp_create(hidden, tmp, sizeof tmp);
     if (fd < 0)
-        return fail(err, errlen, "report file %s: no free temporary name", path);
+        return fail(err, errlen, "report file %s: cannot create a temporary file beside it (%s)", path,
+                    strerror(errno));
     int bad = write_all(fd, text, strlen(text)) != 0 || fsync(fd) != 0;
     int e = errno;
     bad |= close(fd) != 0;
@@ -519,11 +516,13 @@ int qc_report_write(const char *dir, const qc_run_info *info, const qc_result *r
     const qc_run_info *in = info ? info : &none;
     if (!dir || !dir[0])
         return fail(err, errlen, "report: no directory given");
+    static const char *const reports[] = {".summary.json", ".junit.xml", ".summary.md", NULL};
     int rc = check_results(results, n, err, errlen);
     if (!rc)
         rc = make_dirs(dir, err, errlen);
     if (rc)
         return rc;
+    qc_temp_sweep(dir, reports); /* what a killed run left (core/tempfile.h) */
     counts c = {0};
     for (int i = 0; i < n; i++)
         count(&c, &results[i]);

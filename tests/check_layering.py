@@ -8,6 +8,9 @@
   include/    only include/ and reference/
   examples/   only its own folder, include/ and reference/
 
+One header is allowed everywhere: reference/qc_checked.h, the freestanding checked arithmetic and
+strict parsing that every layer sizes its buffers with (header-only, the C library only; issue 19).
+
 A quoted include must resolve in one of the allowed folders (the including file's own folder,
 then the allowed roots); anything else fails with file:line. Exit 0 when the tree obeys, else 1.
 """
@@ -24,6 +27,7 @@ RULES = {
     "include": ["include", "reference"],
     "examples": ["include", "reference"],
 }
+EVERYWHERE = {"reference/qc_checked.h"}  # included by its bare name ("qc_checked.h")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
@@ -54,6 +58,8 @@ def main():
             if os.path.isfile(own) and os.path.relpath(own, top).split("/")[0] == root:
                 continue
             if any(inside(top, r, name) for r in RULES[root]):
+                continue
+            if any(name == os.path.basename(e) and os.path.isfile(os.path.join(top, e)) for e in EVERYWHERE):
                 continue
             print("%s:%d: #include \"%s\" does not resolve in %s (its own folder or %s): %s may not depend on it"
                   % (f, n, name, root, ", ".join(RULES[root]), root))

@@ -385,7 +385,7 @@ static int quantized_form(qc_op_call *c, int recipe, char side, const float *x, 
                         (int64_t)sb, -1, &rc);
     if (o->job.recipe == QC_RECIPE_NVFP4)
         v->gscale = add_view(&o->t, "gscale", QC_ST_F32, "f32", 1, -1, &rc);
-    if (!rc) { /* an empty operand (m = 0) has no bytes to copy, and NULL data */
+    if (!rc) { /* an empty operand (m = 0) has no buffers: memcpy(NULL, p, 0) is undefined */
         if (qb)
             memcpy(v->codes.data, qz.q, qb);
         if (sb)
@@ -415,9 +415,9 @@ static int int8_form(int8_t *codes, float *scales, int64_t rows, int64_t k, abi_
     *v = (qcheck_gemm_operand){.form = QCHECK_FORM_INT8_ROW};
     v->codes = add_view(&o->t, "codes", QC_ST_U8, "s8", rows, k, &rc);
     v->scale = add_view(&o->t, "scale", QC_ST_F32, "f32", rows, -1, &rc);
-    if (!rc && rows > 0 && k > 0)
+    if (!rc && rows > 0 && k > 0) /* an empty operand has no buffers */
         memcpy(v->codes.data, codes, (size_t)(rows * k));
-    if (!rc && rows)
+    if (!rc && rows > 0)
         memcpy(v->scale.data, scales, (size_t)rows * 4);
     return rc;
 }

@@ -11,6 +11,7 @@
 #include "../compare.h"
 #include "../registry.h"
 #include "layouts/layouts.h"
+#include "qc_checked.h"
 
 static int int_param(qc_op_call *c, const char *key, int64_t def, int64_t *out)
 {
@@ -19,10 +20,8 @@ static int int_param(qc_op_call *c, const char *key, int64_t def, int64_t *out)
         *out = def;
         return 0;
     }
-    char *end;
-    *out = strtoll(v, &end, 10);
-    if (!*v || *end) {
-        snprintf(c->err, c->errlen, "param %s = '%s' is not an integer", key, v);
+    if (qc_parse_i64(v, INT64_MIN, INT64_MAX, out)) {
+        snprintf(c->err, c->errlen, "param %s = '%s' is not a decimal 64-bit integer", key, v);
         return 2;
     }
     return 0;
@@ -41,6 +40,10 @@ int qc_layout_from_params(qc_op_call *c, qc_layout *L)
     if (int_param(c, "batch", 1, &B) || int_param(c, "rows", -1, &R) || int_param(c, "cols", -1, &C) ||
         int_param(c, "elem_bytes", 0, &eb))
         return 2;
+    if (eb < 0 || eb > 64) { /* before the cast to int */
+        snprintf(c->err, c->errlen, "param elem_bytes = %lld is outside 0..64", (long long)eb);
+        return 2;
+    }
     const char *keys[QC_LAYOUT_MAX_PARAMS];
     int64_t vals[QC_LAYOUT_MAX_PARAMS];
     int nkv = 0;

@@ -62,8 +62,8 @@ static int reference_quant(qc_op_call *c, const qc_quant_job *j, const float *x,
     size_t qbytes, sbytes;
     uint8_t *sb = NULL;
     int rc = qc_quant_job_serialize(j, &qz, &qbytes, &sb, &sbytes, c->err, c->errlen);
-    if (!rc) {
-        if (qbytes) /* an empty tensor's views have NULL data */
+    if (!rc) { /* an empty tensor (rows = 0) has no buffers: memcpy(NULL, p, 0) is undefined */
+        if (qbytes)
             memcpy(q->data, qz.q, qbytes);
         if (sbytes)
             memcpy(scale->data, sb, sbytes);

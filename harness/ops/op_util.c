@@ -6,13 +6,13 @@
 
 #include "../cli.h"
 #include "../registry.h"
+#include "qc_checked.h"
 
 int qc_op_param_int(qc_op_call *c, const char *key, int64_t dflt, int64_t lo, int64_t hi, int64_t *out)
 {
     const char *v = qc_param(c->params, key);
-    char *end;
-    *out = v ? strtoll(v, &end, 10) : dflt;
-    if ((v && (end == v || *end)) || *out < lo || *out > hi) {
+    *out = dflt;
+    if ((v && qc_parse_i64(v, lo, hi, out)) || *out < lo || *out > hi) {
         snprintf(c->err, c->errlen, "param %s=%s: an integer in [%lld, %lld]", key, v ? v : "(missing)",
                  (long long)lo, (long long)hi);
         return 2;
@@ -59,7 +59,8 @@ int qc_op_add_tensor(qc_op_call *c, const char *name, qc_storage st, const char 
     int64_t shape[2] = {rows, cols};
     qc_tensor t;
     if (qc_tensor_alloc(&t, name, st, dtype, 2, shape)) {
-        snprintf(c->err, c->errlen, "out of memory for %s", name);
+        snprintf(c->err, c->errlen, "%s [%lld, %lld]: more than 2^40 elements, or out of memory", name,
+                 (long long)rows, (long long)cols);
         return 2;
     }
     if (data && t.nbytes)
@@ -127,7 +128,7 @@ int qc_op_output(qc_op_call *c, const char *name, qc_storage st, const char *dty
 {
     qc_tensor t;
     if (qc_tensor_alloc(&t, name, st, dtype, ndim, shape)) {
-        snprintf(c->err, c->errlen, "out of memory for output %s", name);
+        snprintf(c->err, c->errlen, "output %s: its shape has more than 2^40 elements, or out of memory", name);
         return QC_OP_BAD;
     }
     if (t.nbytes)

@@ -31,7 +31,8 @@ static int plan_sw(qc_layout *L, char *err, size_t n)
                               "N %% BN, K %% BK), got rows=%lld cols=%lld", L->desc->name, (long long)L->R,
                               (long long)L->C);
     L->Rg = L->R, L->Cg = L->C, L->pad = QC_PAD_NONE;
-    L->dst_elems = L->R * L->C;
+    if (qc_layout_set_dst(L, L->R, L->C, err, n))
+        return 2;
     return 0;
 }
 
@@ -81,7 +82,8 @@ static int plan_swgu(qc_layout *L, char *err, size_t n)
     L->d[4] = L->R / ((1 + gu) * nl); /* N0 */
     L->d[5] = L->C / (kl * kpk);      /* K0 */
     L->Rg = L->R, L->Cg = L->C, L->pad = QC_PAD_NONE;
-    L->dst_elems = L->R * L->C;
+    if (qc_layout_set_dst(L, L->R, L->C, err, n))
+        return 2;
     return 0;
 }
 
@@ -128,7 +130,8 @@ static int plan_ss(qc_layout *L, char *err, size_t n)
         return 2;
     L->Rg = qc_pad_to(L->R, 256), L->Cg = qc_pad_to(L->C, 8);
     L->pad = QC_PAD_UNDEFINED; /* torch.empty: padding bytes are uninitialised (layouts.md §4.3, T-SF6) */
-    L->dst_elems = L->Rg * L->Cg;
+    if (qc_layout_set_dst(L, L->Rg, L->Cg, err, n))
+        return 2;
     return 0;
 }
 
@@ -163,7 +166,8 @@ static int plan_ssgu(qc_layout *L, char *err, size_t n)
                               L->desc->name, (long long)L->R);
     L->Rg = L->R, L->Cg = qc_pad_to(L->C, 8);
     L->pad = QC_PAD_CONST, L->pad_byte = 0x7F;
-    L->dst_elems = L->Rg * L->Cg;
+    if (qc_layout_set_dst(L, L->Rg, L->Cg, err, n))
+        return 2;
     return 0;
 }
 

@@ -22,7 +22,8 @@ static int plan_vnni2(qc_layout *L, char *err, size_t n)
 {
     if (qc_layout_elem(L, vnni2_elems, err, n) || check_oc_ic(L, 16, err, n))
         return 2;
-    L->dst_elems = L->R * L->C;
+    if (qc_layout_set_dst(L, L->R, L->C, err, n))
+        return 2;
     return 0;
 }
 
@@ -59,7 +60,8 @@ static int plan_vnni4(qc_layout *L, char *err, size_t n)
     L->in_bits = L->out_bits = 8;
     if (check_oc_ic(L, 32, err, n))
         return 2;
-    L->dst_elems = L->R * (L->C + 4); /* get_row_size<int8_t>: K + 4 */
+    if (qc_layout_set_dst(L, L->R, L->C + 4, err, n)) /* get_row_size<int8_t>: K + 4 */
+        return 2;
     return 0;
 }
 
@@ -112,7 +114,8 @@ static int plan_u4(qc_layout *L, char *err, size_t n)
     L->in_bits = L->out_bits = 4;
     if (check_oc_ic(L, 32, err, n))
         return 2;
-    L->dst_elems = L->R * L->C;
+    if (qc_layout_set_dst(L, L->R, L->C, err, n))
+        return 2;
     return 0;
 }
 
@@ -149,7 +152,8 @@ static int plan_mx4s(qc_layout *L, char *err, size_t n)
         return qc_layout_fail(err, n, "%s: rows N=%lld must be a multiple of 32 (convert_scale_packed)",
                               L->desc->name, (long long)L->R);
     L->Rg = L->R, L->Cg = L->C, L->pad = QC_PAD_NONE;
-    L->dst_elems = L->R * L->C;
+    if (qc_layout_set_dst(L, L->R, L->C, err, n))
+        return 2;
     return 0;
 }
 

@@ -5,6 +5,8 @@
  * csrc/utils/layout.hpp::check_sf_layout, tests/test_layout.py (the torch reference of the pack). */
 #include "layouts.h"
 
+#include "../qc_checked.h"
+
 /* MN-major TMA-aligned fp32: logical [MN, SK] with strides (1, A), A = pad(MN, 4) (layouts.md §3.1, §3.2). */
 QC_HD int64_t qcref_deepgemm_mn_major_addr(int64_t r, int64_t j, int64_t MN) { return j * qc_pad_to(MN, 4) + r; }
 
@@ -45,7 +47,8 @@ static int plan_mode(qc_layout *L, int mode, char *err, size_t n)
         L->Rg = L->d[4], L->Cg = qc_pad_to(L->C, 4), L->pad = QC_PAD_ZERO;
         break;
     }
-    L->dst_elems = L->Rg * L->Cg;
+    if (qc_layout_set_dst(L, L->Rg, L->Cg, err, n))
+        return 2;
     return 0;
 }
 
@@ -136,7 +139,11 @@ static int plan_transform(qc_layout *L, char *err, size_t n)
     }
     if (gk != 32 && gk != 128)
         return qc_layout_fail(err, n, "%s: SM100 packing needs gran_k 32 or 128, got %lld", nm, (long long)gk);
-    int64_t mn = L->p[T_MN] ? L->p[T_MN] : L->R * g;
+    int overflow = 0; /* R and gran_mn are at most 2^40 (qcref_layout_plan), their product may not fit */
+    int64_t mn = L->p[T_MN] ? L->p[T_MN] : qc_ck_mul(L->R, g, &overflow);
+    if (overflow || mn < 1)
+        return qc_layout_fail(err, n, "%s: mn=%lld (rows x gran_mn = %lld x %lld) must be >= 1", nm,
+                              (long long)mn, (long long)L->R, (long long)g);
     if ((mn + g - 1) / g != L->R)
         return qc_layout_fail(err, n, "%s: rows %lld must be ceil(mn/gran_mn) = ceil(%lld/%lld) = %lld", nm,
                               (long long)L->R, (long long)mn, (long long)g, (long long)((mn + g - 1) / g));

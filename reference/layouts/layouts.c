@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../qc_checked.h"
+
 static const qc_layout_desc *const table[] = {
     &qcref_layout_sf128x4,
     &qcref_layout_sf8x4,
@@ -88,6 +90,34 @@ static int param_names(const qc_layout_desc *d, char *buf, size_t n)
     return 0;
 }
 
+int qc_layout_set_dst(qc_layout *L, int64_t rows, int64_t cols, char *err, size_t errlen)
+{
+    int overflow = 0;
+    int64_t n = qc_ck_mul(rows, cols, &overflow);
+    if (overflow || n > QC_MAX_ELEMS)
+        return qc_layout_fail(err, errlen, "%s: the destination grid %lld x %lld has more than 2^40 elements",
+                              L->desc->name, (long long)rows, (long long)cols);
+    L->dst_elems = n;
+    return 0;
+}
+
+/* Sizes from a command line or a case file are bounded before any plan computes with them: the
+ * source and each parameter at most QC_MAX_ELEMS (2^40) in magnitude, so that the plans' sums
+ * and paddings cannot overflow, and their products go through qc_layout_set_dst. */
+static int check_sizes(const qc_layout *L, char *err, size_t errlen)
+{
+    int overflow = 0;
+    int64_t n = qc_ck_mul(qc_ck_mul(L->B, L->R, &overflow), L->C, &overflow);
+    if (overflow || n > QC_MAX_ELEMS)
+        return qc_layout_fail(err, errlen, "%s: batch x rows x cols = %lld x %lld x %lld is more than 2^40 elements",
+                              L->desc->name, (long long)L->B, (long long)L->R, (long long)L->C);
+    for (int i = 0; i < QC_LAYOUT_MAX_PARAMS && L->desc->params[i].name; i++)
+        if (L->p[i] > QC_MAX_ELEMS || L->p[i] < -QC_MAX_ELEMS)
+            return qc_layout_fail(err, errlen, "%s: parameter %s=%lld is outside [-2^40, 2^40]", L->desc->name,
+                                  L->desc->params[i].name, (long long)L->p[i]);
+    return 0;
+}
+
 /* The checks every map shares; the map's plan() adds its own contract (spec section cited there). */
 int qcref_layout_plan(qc_layout *L, const qc_layout_desc *d, int64_t B, int64_t R, int64_t C, int elem_bytes,
                       const char *const *keys, const int64_t *vals, int nkv, char *err, size_t errlen)
@@ -114,9 +144,13 @@ int qcref_layout_plan(qc_layout *L, const qc_layout_desc *d, int64_t B, int64_t 
     L->in_bits = L->out_bits = 8 * (elem_bytes ? elem_bytes : 1);
     L->pad = QC_PAD_ZERO;
     L->elem_bytes = elem_bytes;
-    int rc = d->plan(L, err, errlen);
+    int overflow = 0;
+    int rc = check_sizes(L, err, errlen) || d->plan(L, err, errlen);
     if (rc)
-        return rc;
+        return 2;
+    if (qc_ck_mul(L->B, L->dst_elems, &overflow) > QC_MAX_ELEMS || overflow)
+        return qc_layout_fail(err, errlen, "%s: the destination of %lld batches of %lld elements has more than 2^40",
+                              d->name, (long long)L->B, (long long)L->dst_elems);
     if ((L->in_bits == 4 && (L->C % 2)) || (L->out_bits == 4 && (L->dst_elems % 2)))
         return qc_layout_fail(err, errlen, "%s: 4-bit elements need an even number per row (cols=%lld)", d->name,
                               (long long)C);

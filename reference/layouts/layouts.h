@@ -112,6 +112,9 @@ QC_HD void qcref_layout_store(uint8_t *buf, int64_t i, int bits, uint32_t v);
 int qc_layout_elem(qc_layout *L, const int *allowed, char *err, size_t errlen);
 static inline QC_HD int64_t qc_pad_to(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 int qc_layout_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* dst_elems = rows * cols, checked: 2 naming the map when the product overflows or passes
+ * QC_MAX_ELEMS (reference/qc_checked.h). Every plan sets its destination size through it. */
+int qc_layout_set_dst(qc_layout *L, int64_t rows, int64_t cols, char *err, size_t errlen);
 
 /* ---- the closed-form index maps, by family (each file cites its sources) ---- */
 /* sf128x4.c, layouts.md §1 */

@@ -83,7 +83,8 @@ static int plan_mw(qc_layout *L, char *err, size_t n)
         return qc_layout_fail(err, n, "%s: needs K (rows) %% 16 == 0 and N (cols) %% 64 == 0 (Marlin 16x64 tile; "
                               "perm of 1024), got rows=%lld cols=%lld", L->desc->name, (long long)L->R, (long long)L->C);
     L->Rg = L->R, L->Cg = L->C, L->pad = QC_PAD_NONE;
-    L->dst_elems = L->R * L->C;
+    if (qc_layout_set_dst(L, L->R, L->C, err, n))
+        return 2;
     return 0;
 }
 
@@ -140,7 +141,8 @@ static int plan_ms(qc_layout *L, char *err, size_t n)
                               (long long)L->C, (long long)w, w == 64 ? "grouped 64-wide" : "single 32-wide");
     L->d[0] = w == 64;
     L->Rg = L->R, L->Cg = L->C, L->pad = QC_PAD_NONE;
-    L->dst_elems = L->R * L->C;
+    if (qc_layout_set_dst(L, L->R, L->C, err, n))
+        return 2;
     return 0;
 }
 

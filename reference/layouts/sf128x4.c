@@ -42,7 +42,8 @@ static int plan_128x4(qc_layout *L, char *err, size_t n)
     int64_t tile = L->desc->variant == 8 ? 8 : 128;
     L->Rg = qc_pad_to(L->R, tile);
     L->Cg = qc_pad_to(L->C, 4);
-    L->dst_elems = L->Rg * L->Cg; /* _compute_swizzled_layout_sf_size: Rp*Cp per batch/expert */
+    if (qc_layout_set_dst(L, L->Rg, L->Cg, err, n)) /* _compute_swizzled_layout_sf_size: Rp*Cp per batch/expert */
+        return 2;
     return 0;
 }
 

@@ -26,7 +26,8 @@ static int plan_bw(qc_layout *L, char *err, size_t n)
         L->Rg = qc_pad_to(L->R, 8), L->Cg = qc_pad_to(L->C, 128);
     else
         L->Rg = qc_pad_to(L->R, 128), L->Cg = qc_pad_to(L->C, 8);
-    L->dst_elems = L->Rg * L->Cg;
+    if (qc_layout_set_dst(L, L->Rg, L->Cg, err, n))
+        return 2;
     return 0;
 }
 
@@ -69,7 +70,8 @@ static int plan_hopper(qc_layout *L, char *err, size_t n)
         return qc_layout_fail(err, n, "%s: num_warps=%lld must be 4 or 8 (the kernel's num_warps must equal the "
                               "layout's; T-TK3)", L->desc->name, (long long)W);
     L->Rg = qc_pad_to(L->R, 32 * W), L->Cg = qc_pad_to(L->C, 2);
-    L->dst_elems = L->Rg * L->Cg;
+    if (qc_layout_set_dst(L, L->Rg, L->Cg, err, n))
+        return 2;
     return 0;
 }
 

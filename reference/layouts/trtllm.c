@@ -71,7 +71,8 @@ static int plan_rows(qc_layout *L, char *err, size_t n)
 {
     any_elem(L);
     L->Rg = L->R, L->Cg = L->C, L->pad = QC_PAD_NONE;
-    L->dst_elems = L->R * L->C;
+    if (qc_layout_set_dst(L, L->R, L->C, err, n))
+        return 2;
     if (L->desc->variant >= 1 && L->R % 2)
         return qc_layout_fail(err, n, "%s: rows %lld must be even (reorder_rows_for_gated_act_gemm asserts M %% 2 == 0)",
                               L->desc->name, (long long)L->R);
@@ -82,7 +83,8 @@ static int plan_rows(qc_layout *L, char *err, size_t n)
             return qc_layout_fail(err, n, "%s: sf=1 needs rows %% 128 == 0 (shuffle_matrix_sf_a asserts M %% 128), got %lld",
                                   L->desc->name, (long long)L->R);
         L->Cg = qc_pad_to(L->C, 4);
-        L->dst_elems = L->R * L->Cg;
+        if (qc_layout_set_dst(L, L->R, L->Cg, err, n))
+            return 2;
         L->pad = QC_PAD_ZERO;
     }
     return 0;
@@ -151,7 +153,8 @@ static int plan_sf_a(qc_layout *L, char *err, size_t n)
     if (check_epi(L, err, n))
         return 2;
     L->Rg = L->R, L->Cg = qc_pad_to(L->C, 4);
-    L->dst_elems = L->Rg * L->Cg;
+    if (qc_layout_set_dst(L, L->Rg, L->Cg, err, n))
+        return 2;
     return 0;
 }
 
@@ -186,7 +189,8 @@ static int plan_bmk(qc_layout *L, char *err, size_t n)
         return qc_layout_fail(err, n, "%s: cols %lld not a multiple of block_k=%lld (convert_to_block_layout asserts "
                               "K %% blockK == 0)", L->desc->name, (long long)L->C, (long long)bk);
     L->Rg = L->R, L->Cg = L->C, L->pad = QC_PAD_NONE;
-    L->dst_elems = L->R * L->C;
+    if (qc_layout_set_dst(L, L->R, L->C, err, n))
+        return 2;
     return 0;
 }
 

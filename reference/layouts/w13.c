@@ -28,7 +28,8 @@ static int plan_perm(qc_layout *L, char *err, size_t n)
                                   (long long)g);
     }
     L->Rg = L->R, L->Cg = L->C, L->pad = QC_PAD_NONE;
-    L->dst_elems = L->R * L->C;
+    if (qc_layout_set_dst(L, L->R, L->C, err, n))
+        return 2;
     return 0;
 }
 
@@ -103,7 +104,8 @@ static int plan_w13pad(qc_layout *L, char *err, size_t n)
     int64_t I = gated ? L->R / 2 : L->R, Ip = qc_pad_to(I, a);
     L->d[0] = I, L->d[1] = Ip, L->d[2] = gated && L->p[PAD_SPLIT];
     L->Rg = (gated ? 2 : 1) * Ip, L->Cg = L->C;
-    L->dst_elems = L->Rg * L->Cg;
+    if (qc_layout_set_dst(L, L->Rg, L->Cg, err, n))
+        return 2;
     return 0;
 }
 
@@ -150,7 +152,8 @@ static int plan_padnv(qc_layout *L, char *err, size_t n)
                               (long long)na, (long long)ka);
     L->Rg = qc_pad_to(L->R, na);
     L->Cg = ka ? qc_pad_to(2 * L->C, ka) / 2 : L->C;
-    L->dst_elems = L->Rg * L->Cg;
+    if (qc_layout_set_dst(L, L->Rg, L->Cg, err, n))
+        return 2;
     return 0;
 }
 

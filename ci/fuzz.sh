@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The libFuzzer targets (tests/fuzz.cmake; docs/notes/fuzz.md): builds build-fuzz with clang and
+# -fsanitize=fuzzer,address,undefined, then runs each target from a copy of its seed corpus
+# (tests/fuzz/corpus/TARGET) for FUZZ_SECONDS seconds (default 300), FUZZ_JOBS targets at a time
+# (default: the number of cores). A crash, a leak, a timeout or any sanitizer report fails the run,
+# and its reproducer is kept in build-fuzz/artifacts/TARGET/ (add it to the corpus with the fix).
+#   FUZZ_SECONDS=25 ci/fuzz.sh                      the smoke run of .ci/run
+#   FUZZ_TARGETS="golden outputs" FUZZ_RUNS=1000000 ci/fuzz.sh   a number of executions instead
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECS=${FUZZ_SECONDS:-300}
+TARGETS=${FUZZ_TARGETS:-case expr cli golden outputs}
+JOBS=${FUZZ_JOBS:-$(nproc)}
+B=$PWD/build-fuzz
+SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+mkdir -p "$B"
+cmake -S . -B "$B" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQC_FUZZ=ON \
+  -DCMAKE_C_FLAGS="$SAN" > "$B.configure.log" 2>&1 || { cat "$B.configure.log"; exit 1; }
+cmake --build "$B" -j "$(nproc)" --target $(printf 'fuzz_%s ' $TARGETS) > "$B/fuzz-build.log" 2>&1 ||
+  { tail -40 "$B/fuzz-build.log"; exit 1; }
+
+# The HDF5 targets fork a reader per file (golden/golden.c): the children's reports must reach the
+# log, so their stderr stays open (only fuzz_cli, whose commands print an error per input, closes
+# it; libFuzzer keeps its own reports). libhdf5's own overreads are suppressed (tests/fuzz/asan.supp
+# says why), a small quarantine keeps the parent small so that each fork copies fewer page tables,
+# and LD_BIND_NOW spares every child the lazy binding of libhdf5's symbols.
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export LD_BIND_NOW=1
+fuzz_one() {
+  local t=$1 limit asan=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 quiet=
+  rm -rf "$B/corpus/$t" "$B/artifacts/$t" && mkdir -p "$B/corpus/$t" "$B/artifacts/$t"
+  cp -r tests/fuzz/corpus/"$t"/. "$B/corpus/$t/"
+  if [ -n "${FUZZ_RUNS:-}" ]; then limit="-runs=$FUZZ_RUNS"; else limit="-max_total_time=$SECS"; fi
+  case $t in
+    golden|outputs) asan="$asan:suppressions=$PWD/tests/fuzz/asan.supp:quarantine_size_mb=4:malloc_context_size=8" ;;
+    cli) quiet=-close_fd_mask=3 ;;
+  esac
+  local start=$SECONDS rc=0
+  ASAN_OPTIONS=$asan "$B/tests/fuzz_$t" "$limit" -timeout=60 -rss_limit_mb=4096 -max_len=65536 $quiet \
+    -print_final_stats=1 -artifact_prefix="$B/artifacts/$t/" "$B/corpus/$t" > "$B/fuzz-$t.log" 2>&1 || rc=$?
+  local execs reports
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$B/fuzz-$t.log" | tail -1)
+  reports=$(grep -cE "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|SUMMARY: " "$B/fuzz-$t.log" || true)
+  printf '%-8s %10s executions in %4d s, corpus %5d, exit %d, sanitizer/crash reports %d\n' \
+    "$t" "${execs:-?}" $((SECONDS - start)) "$(ls "$B/corpus/$t" | wc -l)" "$rc" "$reports"
+  [ "$rc" = 0 ] && [ "$reports" = 0 ] && [ -z "$(ls "$B/artifacts/$t")" ] ||
+    { tail -30 "$B/fuzz-$t.log"; return 1; }
+}
+export -f fuzz_one
+export B SECS
+printf '%s\n' $TARGETS | xargs -P "$JOBS" -I{} bash -c 'fuzz_one {}'

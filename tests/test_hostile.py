@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""Hostile input (issue 19): every defect the issue lists, each as a check that fails on the code
+before the fix (commit 84cdac4: a crash, a wrong exit status, or a silent acceptance) and passes
+now. A check passes only on exit 2 with a message that names the file, key or value at fault;
+a signal (a crash) is always a failure.
+
+  defect 1  sizes overflow (quant/dequant --shape, layout --rows/--cols, a case shape of 2^62+1)
+  defect 3  corrupt HDF5 files crash the reader (the reproducers in tests/fuzz/corpus/golden,
+            a file that claims 64 GiB, a FIFO)
+  defect 4  undefined behaviour in the evaluator and the sweeps (INT64_MIN / -1, % -1, * + -
+            overflow, 1e300, range/pow2 near 2^63)
+  defect 5  sweeps expanded without a limit (64^4 combinations; --max-instances)
+  defect 6  stale temporaries never removed (golden generate, --report)
+  defect 7  case files that should be refused (a string "constraints", "budget": "nan", a
+            fractional range, a misspelt "parms", "vectors" outside cases/)
+  defect 8  an unknown qc_dtype ("e9m9") verifies as PASS
+(Defect 2, ids cut at 150 characters, is test_harness.py's test_instance_ids; full disks and
+kill -9 are test_faults.py's.)
+
+usage: test_hostile.py --qcheck PATH --cases DIR --corpus tests/fuzz/corpus
+"""
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+FAILS = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        FAILS.append(what)
+
+
+def limit_memory():
+    """4 GiB of address space: a reader that tries to allocate what a shape claims fails fast
+    instead of swapping (the old code's 6.8 GB sweep, a 64 GiB dataset)."""
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+def run(args, cases=None, timeout=60, cwd=None):
+    env = dict(os.environ)
+    if cases:
+        env["QCHECK_CASES"] = cases
+    sanitized = "ASAN_OPTIONS" in env or "UBSAN_OPTIONS" in env  # ASan reserves terabytes of address space
+    try:
+        p = subprocess.run([QCHECK] + args, capture_output=True, text=True, env=env, timeout=timeout, cwd=cwd,
+                           preexec_fn=None if sanitized else limit_memory)
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        return "timeout", "", ""
+
+
+def refused(rc, err, *words):
+    """exit 2 (not a signal, not 0/1) and a message holding every word"""
+    return rc == 2 and all(w in err for w in words)
+
+
+def show(rc, err):
+    return "rc=%s: %s" % (rc, err.strip().replace("\n", " | ")[:200])
+
+
+def write_case(d, obj):
+    with open(os.path.join(d, obj["name"] + ".json"), "w") as f:
+        json.dump(obj, f)
+
+
+def cast_case(name, **extra):
+    c = {"name": name, "op": "cast", "doc": "hostile", "tiers": ["quick"],
+         "params": {"to": "e4m3fn", "profile": "ptx", "n": 8},
+         "inputs": {"x": {"shape": ["n"], "fill": "normal", "scale": 10}},
+         "compare": {"y": {"rule": "bitexact", "why": "hostile"}}}
+    c.update(extra)
+    return c
+
+
+def test_sizes(tmp):
+    empty = os.path.join(tmp, "empty.f32")
+    open(empty, "wb").close()
+    rc, _, err = run(["quant", "--recipe", "tensor", "--shape", "4294967296x4294967296", empty,
+                      os.path.join(tmp, "out")])
+    check(refused(rc, err, "4294967296"), "defect 1: quant --shape 4294967296x4294967296 on a 0-byte file is "
+          "exit 2 naming the shape (%s)" % show(rc, err))
+    rc, _, err = run(["quant", "--recipe", "tensor", "--shape", "-1x5", empty, os.path.join(tmp, "out")])
+    check(refused(rc, err, "-1"), "defect 1: --shape -1x5 is refused, not read as 2^64-1 x 5 (%s)" % show(rc, err))
+    rc, _, err = run(["dequant", "--recipe", "tensor", "--shape", "1099511627776x1", os.path.join(tmp, "nothing"),
+                      os.path.join(tmp, "out")])
+    check(refused(rc, err, "nothing"), "defect 1: dequant of a 2^40-element shape checks its files before "
+          "allocating, naming the missing one (%s)" % show(rc, err))
+    rc, _, err = run(["layout", "apply", "--map", "sf128x4", "--rows", "2147483648", "--cols", "2147483648", empty,
+                      os.path.join(tmp, "out")])
+    check(refused(rc, err, "2147483648"), "defect 1: layout apply --rows 2147483648 --cols 2147483648 is exit 2 "
+          "naming the shape (%s)" % show(rc, err))
+    rc, _, err = run(["layout", "apply", "--map", "w13_pad", "--rows", "2", "--cols", "1099511627", "--param",
+                      "align=1099511627776", empty, os.path.join(tmp, "out")])
+    check(refused(rc, err, "w13_pad"), "defect 1: a padding parameter that overflows the grid is exit 2 (%s)"
+          % show(rc, err))
+    d = os.path.join(tmp, "bigcase")
+    os.mkdir(d)
+    write_case(d, cast_case("big", inputs={"x": {"shape": ["4611686018427387905"], "fill": "normal"}}))
+    rc, _, err = run(["export", "--case", "big", "--out", os.path.join(tmp, "big.h5")], d)
+    check(refused(rc, err, "'x'", "2^40"), "defect 1: export of a case whose shape is 2^62+1 is exit 2 naming "
+          "the input (%s)" % show(rc, err))
+    rc, _, err = run(["golden", "generate", "--case", "big", "--out", os.path.join(tmp, "bigout")], d)
+    check(refused(rc, err, "'x'", "2^40"), "defect 1: golden generate of that case is exit 2 (%s)" % show(rc, err))
+
+
+def h5py_or_none():
+    try:
+        import h5py
+        import numpy
+        return h5py, numpy
+    except ImportError:
+        return None, None
+
+
+def export_one(tmp, cases, name, case, params):
+    path = os.path.join(tmp, name)
+    rc, _, err = run(["export", "--case", case, "--params", params, "--out", path], cases)
+    return path if rc == 0 else None
+
+
+def test_hdf5(tmp, cases, corpus):
+    crashers = sorted(f for f in os.listdir(os.path.join(corpus, "golden")) if f.startswith("crash-"))
+    check(len(crashers) >= 3, "defect 3: the corpus keeps libhdf5's crash reproducers (%d)" % len(crashers))
+    good = export_one(tmp, cases, "good.h5", "cast_fp8", "to=e4m3fn,profile=ptx,dist=normal,scale=300,n=7")
+    for f in crashers:
+        p = os.path.join(corpus, "golden", f)
+        rc, _, err = run(["golden", "verify", p], cases)
+        check(refused(rc, err, f), "defect 3: golden verify %s is exit 2 naming the file (%s)" % (f, show(rc, err)))
+        if good:  # the lenient outputs reader reads /outputs only: intact there, it is a comparison (exit 1)
+            rc, _, err = run(["verify", "--golden", good, "--outputs", p], cases)
+            check(rc == 1 or refused(rc, err, f), "defect 3: verify --outputs %s is exit 1 or 2 naming the file, "
+                  "never a crash (%s)" % (f, show(rc, err)))
+    fifo = os.path.join(tmp, "fifo.h5")
+    os.mkfifo(fifo)
+    rc, _, err = run(["golden", "verify", fifo], cases, timeout=20)
+    check(refused(rc, err, "fifo.h5"), "defect 3: a FIFO is refused, not waited on (%s)" % show(rc, err))
+    h5py, np = h5py_or_none()
+    if not h5py or not good:
+        print("skip the 64 GiB file: h5py/numpy missing or export failed")
+        return
+    huge = os.path.join(tmp, "huge.h5")
+    shutil.copy(good, huge)
+    with h5py.File(huge, "r+") as f:  # a dataset that claims 2^36 bytes, never written: the file stays small
+        del f["outputs/y"]
+        ds = f["outputs"].create_dataset("y", shape=(1 << 36,), dtype="u1", chunks=(1 << 20,))
+        ds.attrs["qc_dtype"] = np.bytes_("e4m3fn")
+        ds.attrs["shape"] = np.array([1 << 36], dtype="<i8")
+        ds.attrs["layout"] = np.bytes_("row_major")
+    size = os.path.getsize(huge)
+    rc, _, err = run(["golden", "verify", huge], cases)
+    check(refused(rc, err, "huge.h5", "cannot come from a file of %d bytes" % size),
+          "defect 3: a %d-byte file claiming 64 GiB is refused before any allocation (%s)" % (size, show(rc, err)))
+
+
+def test_ub(tmp):
+    bad = [
+        ("div_min", cast_case("div_min", constraints=["(-9223372036854775807 - 1) / -1 > 0"]), "does not fit"),
+        ("mod_min", cast_case("mod_min", constraints=["(-9223372036854775807 - 1) % -1 == 1"]), None),
+        ("mul", cast_case("mul", constraints=["4611686018427387904 * 2 > 0"]), "does not fit"),
+        ("add", cast_case("add", constraints=["9223372036854775807 + 1 > 0"]), "does not fit"),
+        ("sub", cast_case("sub", constraints=["-9223372036854775807 - 2 < 0"]), "does not fit"),
+        ("neg", cast_case("neg", constraints=["-(-9223372036854775807 - 1) > 0"]), "does not fit"),
+        ("literal", cast_case("literal", constraints=["9223372036854775808 > 0"]), "does not fit"),
+        ("big_value", cast_case("big_value", params={"to": "e4m3fn", "profile": "ptx", "n": 1e300}), "'params.n'"),
+        ("pow2_2p63", cast_case("pow2_2p63", params={"to": "e4m3fn", "profile": "ptx",
+                                                     "n": {"pow2": [4611686018427387904, 9223372036854775807]}}),
+         "2^53"),
+        ("range_2p63", cast_case("range_2p63", params={"to": "e4m3fn", "profile": "ptx",
+                                                       "n": {"range": [9223372036854775000, 9223372036854775807, 300]}}),
+         "2^53"),
+    ]
+    for name, obj, word in bad:
+        d = os.path.join(tmp, "ub_" + name)
+        os.mkdir(d)
+        write_case(d, obj)
+        rc, out, err = run(["list", "cases"], d)
+        if word is None:  # INT64_MIN % -1 is 0: exact, and no trap (x86 idiv faults on it)
+            check(rc == 0 and "quick:0" in out, "defect 4: %s: INT64_MIN %% -1 is 0, no SIGFPE (%s)"
+                  % (name, show(rc, err)))
+        else:
+            check(refused(rc, err, name + ".json", word), "defect 4: %s: exit 2 naming file and value (%s)"
+                  % (name, show(rc, err)))
+
+
+def test_sweep_limit(tmp):
+    d = os.path.join(tmp, "sweep")
+    os.mkdir(d)
+    params = {"to": "e4m3fn", "profile": "ptx", "n": 8}
+    params.update({k: {"range": [0, 64]} for k in "abcd"})
+    write_case(d, cast_case("wide", params=params))
+    rc, out, err = run(["list", "cases"], d, timeout=30)
+    check(refused(rc, err, "wide.json", "16777216", "--max-instances") and "quick:" not in out,
+          "defect 5: a 64^4 sweep is counted before expansion: exit 2 naming the count and the limit, no count "
+          "printed (%s)" % show(rc, err))
+    d2 = os.path.join(tmp, "sweep2")
+    os.mkdir(d2)
+    params = {"to": "e4m3fn", "profile": "ptx", "n": 8, "a": {"range": [0, 64]}, "b": {"range": [0, 64]}}
+    write_case(d2, cast_case("mid", params=params))
+    rc, out, err = run(["list", "cases", "--max-instances", "1000"], d2)
+    check(refused(rc, err, "4096", "1000"), "defect 5: --max-instances 1000 refuses a 4096-combination sweep (%s)"
+          % show(rc, err))
+    rc, out, err = run(["list", "cases", "--max-instances", "5000"], d2)
+    check(rc == 0 and "quick:4096" in out, "defect 5: --max-instances 5000 lets it expand to 4096 (%s)"
+          % show(rc, err))
+    rc, out, err = run(["list", "cases", "--max-instances", "-1"], d2)
+    check(refused(rc, err, "-1"), "defect 5: --max-instances -1 is refused (%s)" % show(rc, err))
+
+
+def dead_pid():
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def test_temporaries(tmp, cases):
+    out = os.path.join(tmp, "gen")
+    folder = os.path.join(out, "decode_e2m1")
+    os.makedirs(folder)
+    dead, live = dead_pid(), os.getpid()
+    stale = os.path.join(folder, "x.h5.tmp.%d.0" % dead)
+    alive = os.path.join(folder, "y.h5.tmp.%d.3" % live)
+    other = os.path.join(folder, "notes.txt.tmp.%d.0" % dead)
+    for p in (stale, alive, other):
+        open(p, "w").write("partial")
+    rc, _, err = run(["golden", "generate", "--case", "decode_e2m1", "--out", out], cases)
+    check(rc == 0 and not os.path.exists(stale), "defect 6: golden generate removes a stale .h5.tmp.PID.K of a "
+          "dead writer (%s)" % show(rc, err))
+    check(os.path.exists(alive) and os.path.exists(other),
+          "defect 6: a live writer's temporary and a file of another kind are left alone")
+    rep = os.path.join(tmp, "report")
+    os.makedirs(rep)
+    stale_rep = os.path.join(rep, ".summary.json.tmp.%d.0" % dead)
+    open(stale_rep, "w").write("{")
+    rc, _, err = run(["run", "--case", "decode_e2m1", "--backend", "ref", "--report", rep], cases)
+    check(rc == 0 and not os.path.exists(stale_rep), "defect 6: --report removes a stale report temporary (%s)"
+          % show(rc, err))
+
+
+def test_schema(tmp):
+    bad = [
+        ("parms", lambda c: c.update(parms=c.pop("params")), "'parms'"),
+        ("constraints_string", lambda c: c.update(constraints="n > 4"), "'constraints'"),
+        ("budget_nan", lambda c: c["compare"].update(
+            y={"rule": "budget", "class": "tie_flip", "budget": "nan", "why": "x"}), "'compare.y.budget'"),
+        ("range_fraction", lambda c: c["params"].update(n={"range": [1, 10.5, 1]}), "'params.n'"),
+        ("vectors_escape", lambda c: c.update(vectors="../../../etc/passwd"), "'vectors'"),
+        ("input_key_typo", lambda c: c["inputs"]["x"].update(shap=["n"]), "'inputs.x.shap'"),
+        ("degenerate_string", lambda c: c["compare"]["y"].update(degenerate_ok="yes"), "'compare.y'"),
+        ("name_path", lambda c: c.update(name="../../etc"), "'name'"),
+        ("duplicate_key", None, "appears twice"),
+    ]
+    for name, edit, word in bad:
+        d = os.path.join(tmp, "schema_" + name)
+        os.mkdir(d)
+        c = cast_case(name)
+        if edit:
+            edit(c)
+            text = json.dumps(c)
+        else:
+            text = json.dumps(c)[:-1] + ', "doc": "twice"}'
+        with open(os.path.join(d, name + ".json"), "w") as f:
+            f.write(text)
+        rc, _, err = run(["list", "cases"], d)
+        check(refused(rc, err, name + ".json", word), "defect 7: %s: exit 2 naming file and key (%s)"
+              % (name, show(rc, err)))
+
+
+def test_unknown_dtype(tmp, cases):
+    h5py, np = h5py_or_none()
+    good = export_one(tmp, cases, "dt.h5", "cast_fp8", "to=e4m3fn,profile=ptx,dist=normal,scale=300,n=7")
+    if not h5py or not good:
+        print("skip defect 8: h5py/numpy missing or export failed")
+        return
+    with h5py.File(good, "r+") as f:
+        del f["outputs/y"].attrs["qc_dtype"]
+        f["outputs/y"].attrs["qc_dtype"] = np.bytes_("e9m9")
+    rc, out, err = run(["golden", "verify", good], cases)
+    check(refused(rc, err, "dt.h5", "e9m9") and "PASS" not in out,
+          "defect 8: a golden whose qc_dtype is 'e9m9' is exit 2 naming it, not PASS (%s)" % show(rc, err))
+
+
+def main():
+    global QCHECK
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--qcheck", required=True)
+    ap.add_argument("--cases", required=True)
+    ap.add_argument("--corpus", required=True)
+    a = ap.parse_args()
+    QCHECK = a.qcheck
+    with tempfile.TemporaryDirectory() as tmp:
+        test_sizes(tmp)
+        test_hdf5(tmp, a.cases, a.corpus)
+        test_ub(tmp)
+        test_sweep_limit(tmp)
+        test_temporaries(tmp, a.cases)
+        test_schema(tmp)
+        test_unknown_dtype(tmp, a.cases)
+    print("%d checks failed" % len(FAILS) if FAILS else "all hostile-input checks passed")
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
