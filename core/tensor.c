@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "qc_checked.h"
 
@@ -47,6 +48,12 @@ int qc_tensor_bytes(qc_storage s, int ndim, const int64_t *shape, size_t *out)
         return -1;
     *out = (size_t)n * qc_storage_size(s); /* <= 2^43: no wrap */
     return 0;
+}
+
+int qc_fits_in_memory(size_t bytes)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages <= 0 || page <= 0 || bytes / (size_t)page < (size_t)pages;
 }
 
 int qc_tensor_alloc(qc_tensor *t, const char *name, qc_storage s, const char *dtype, int ndim,

@@ -50,6 +50,12 @@ int64_t qc_tensor_numel(const qc_tensor *t); /* -1 when the product overflows */
  * through it, so a shape from a file or a command line cannot wrap the byte count. */
 int qc_tensor_bytes(qc_storage s, int ndim, const int64_t *shape, size_t *out);
 
+/* Whether BYTES fit in this machine's physical memory. Linux grants a single allocation up to
+ * about its memory and swap, then kills the process that touches more: a job whose outputs are far
+ * larger than its inputs (a per-token quant of a 4930800626x0 tensor writes 4930800626 scales)
+ * checks first, to fail with an error instead (issue 19). */
+int qc_fits_in_memory(size_t bytes);
+
 /* Allocates a zero-filled tensor of the given shape; returns 0, -1 when out of memory, or -2
  * when qc_tensor_bytes rejects the shape (nothing allocated; t holds the name and shape). */
 int qc_tensor_alloc(qc_tensor *t, const char *name, qc_storage s, const char *dtype, int ndim,

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "quant_job.h"
+#include "tensor.h"
 
 static void quant_help(const char *cmd)
 {
@@ -180,6 +181,14 @@ int cmd_quant(int argc, char **argv)
     if (size != n * w) {
         qc_error(a.cmd, "input '%s' has %zu bytes, shape %zux%zu of %s needs %zu", a.pos[0], size, j.rows, j.cols,
                  qc_format_name(j.in_dtype), n * w);
+        free(in);
+        return QC_EXIT_USAGE;
+    }
+    size_t ns = qcref_recipe_nscales(j.recipe, &j.policy, j.rows, j.cols), scale_bytes = qc_quant_job_scale_bytes(&j, ns);
+    size_t need = 4 * n + qc_quant_job_q_bytes(&j) + 4 * ns + scale_bytes; /* each below 2^43: no wrap */
+    if (!qc_fits_in_memory(need)) {
+        qc_error(a.cmd, "shape %zux%zu with recipe %s needs %zu bytes of memory (%zu scales), more than this machine has",
+                 j.rows, j.cols, qc_recipe_name(j.recipe), need, ns);
         free(in);
         return QC_EXIT_USAGE;
     }

@@ -102,6 +102,14 @@ def test_sizes(tmp):
                       "align=1099511627776", empty, os.path.join(tmp, "out")])
     check(refused(rc, err, "w13_pad"), "defect 1: a padding parameter that overflows the grid is exit 2 (%s)"
           % show(rc, err))
+    out = os.path.join(tmp, "rows")
+    rc, _, err = run(["quant", "--recipe", "tensor", "--shape", "1099511627776x0", empty, out], timeout=30)
+    check(rc == 0 and os.path.getsize(out + ".scale") == 4 and os.path.getsize(out + ".q") == 0,
+          "fuzz_cli: quant --recipe tensor of 2^40 rows of nothing is one scale at once, no walk over the "
+          "empty rows (%s)" % show(rc, err))
+    rc, _, err = run(["quant", "--recipe", "token", "--shape", "1099511627776x0", empty, out], timeout=30)
+    check(refused(rc, err, "1099511627776 scales", "more than this machine has"), "fuzz_cli: a per-token quant "
+          "whose 2^40 scales cannot fit in memory is refused before it allocates (%s)" % show(rc, err))
     d = os.path.join(tmp, "bigcase")
     os.mkdir(d)
     write_case(d, cast_case("big", inputs={"x": {"shape": ["4611686018427387905"], "fill": "normal"}}))

@@ -59,6 +59,8 @@ void qcref_tiled_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, s
         for (size_t tj = 0; tj < nc; tj++) {
             size_t r0 = ti * tr, r1 = r0 + tr < rows ? r0 + tr : rows;
             size_t c0 = tj * tc, c1 = c0 + tc < cols ? c0 + tc : cols;
+            if (c0 == c1) /* no columns: no elements (amax 0), however many rows the tile spans */
+                r1 = r0;
             float amax = tile_amax(x, cols, r0, r1, c0, c1, p->amax_nan);
             float s = static_scale ? *static_scale : qcref_scale_from_amax(amax, p);
             out->scale_f32[ti * nc + tj] = s;
