@@ -17,12 +17,4 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build-amx}
 OUT=$BUILD_DIR/amx-bundle
 bins="$BUILD_DIR/harness/qcheck $BUILD_DIR/tests/test_cpu_amx $BUILD_DIR/tests/test_gemm $BUILD_DIR/bench/bench_amx $BUILD_DIR/bench/bench_cpu"
-rm -rf "$OUT"
-mkdir -p "$OUT/lib"
-cp $bins "$OUT/"
-# every resolved library but glibc's own (libc, libm, libpthread, libdl, librt, libresolv, the loader)
-ldd $bins | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
-  grep -vE '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux-x86-64)\.so' |
-  while read -r lib; do cp -L "$lib" "$OUT/lib/"; done
-tar -C "$BUILD_DIR" -cJf "$BUILD_DIR/amx-bundle.tar.xz" amx-bundle
-ls -l "$BUILD_DIR/amx-bundle.tar.xz"
+ci/bundle.sh "$OUT" $bins

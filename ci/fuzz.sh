@@ -2,11 +2,15 @@
 # The libFuzzer targets (tests/fuzz.cmake; docs/notes/fuzz.md): builds build-fuzz with clang and
 # -fsanitize=fuzzer,address,undefined, then runs each target from a copy of its seed corpus
 # (tests/fuzz/corpus/TARGET) for FUZZ_SECONDS seconds (default 300), FUZZ_JOBS targets at a time
-# (default: the number of cores); the cuda backend is left out (the targets exercise no kernel, and
-# clang links them). A crash, a leak, a timeout or any sanitizer report fails the run,
-# and its reproducer is kept in build-fuzz/artifacts/TARGET/ (add it to the corpus with the fix).
+# (default: the number of cores). The cuda backend is left out (the targets exercise no kernel, and
+# clang links them). A crash, a leak, a timeout or any sanitizer report fails the run, and its
+# reproducer is kept in build-fuzz/artifacts/TARGET/ (add it to the corpus with the fix).
 #   FUZZ_SECONDS=25 ci/fuzz.sh                      the smoke run of .ci/run
 #   FUZZ_TARGETS="golden outputs" FUZZ_RUNS=1000000 ci/fuzz.sh   a number of executions instead
+#   FUZZ_WORKERS=8 ...      8 fuzzing processes per target sharing its corpus (libFuzzer -jobs);
+#                           FUZZ_RUNS is then the executions of each; the line sums them
+#   FUZZ_PREBUILT=1 ...     no build: the targets already in build-fuzz/tests (a host without clang,
+#                           ci/fuzz-bundle.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${FUZZ_SECONDS:-300}
@@ -14,11 +18,14 @@ TARGETS=${FUZZ_TARGETS:-case expr cli golden outputs}
 JOBS=${FUZZ_JOBS:-$(nproc)}
 B=$PWD/build-fuzz
 SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+WORKERS=${FUZZ_WORKERS:-1}
 mkdir -p "$B"
+[ -n "${FUZZ_PREBUILT:-}" ] || {
 cmake -S . -B "$B" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQC_FUZZ=ON -DQC_WITH_CUDA=OFF \
   -DCMAKE_C_FLAGS="$SAN" > "$B.configure.log" 2>&1 || { cat "$B.configure.log"; exit 1; }
 cmake --build "$B" -j "$(nproc)" --target $(printf 'fuzz_%s ' $TARGETS) > "$B/fuzz-build.log" 2>&1 ||
   { tail -40 "$B/fuzz-build.log"; exit 1; }
+}
 
 # The HDF5 targets fork a reader per file (golden/golden.c): the children's reports must reach the
 # log, so their stderr stays open (only fuzz_cli, whose commands print an error per input, closes
@@ -36,17 +43,21 @@ fuzz_one() {
     golden|outputs) asan="$asan:suppressions=$PWD/tests/fuzz/asan.supp:quarantine_size_mb=4:malloc_context_size=8" ;;
     cli) quiet=-close_fd_mask=3 ;;
   esac
-  local start=$SECONDS rc=0
-  ASAN_OPTIONS=$asan "$B/tests/fuzz_$t" "$limit" -timeout=60 -rss_limit_mb=4096 -max_len=65536 $quiet \
-    -print_final_stats=1 -artifact_prefix="$B/artifacts/$t/" "$B/corpus/$t" > "$B/fuzz-$t.log" 2>&1 || rc=$?
-  local execs reports
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$B/fuzz-$t.log" | tail -1)
-  reports=$(grep -cE "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|SUMMARY: " "$B/fuzz-$t.log" || true)
-  printf '%-8s %10s executions in %4d s, corpus %5d, exit %d, sanitizer/crash reports %d\n' \
-    "$t" "${execs:-?}" $((SECONDS - start)) "$(ls "$B/corpus/$t" | wc -l)" "$rc" "$reports"
+  local start=$SECONDS rc=0 log="$B/fuzz-$t.log" par= wd=.
+  # With workers, libFuzzer writes each one's log as fuzz-N.log in the working folder.
+  [ "$WORKERS" -gt 1 ] && { par="-jobs=$WORKERS -workers=$WORKERS" wd=$B/logs-$t; rm -rf "$wd"; mkdir -p "$wd"; }
+  (cd "$wd" && ASAN_OPTIONS=$asan "$B/tests/fuzz_$t" "$limit" $par -timeout=60 \
+    -rss_limit_mb=4096 -max_len=65536 $quiet -print_final_stats=1 -artifact_prefix="$B/artifacts/$t/" \
+    "$B/corpus/$t") > "$log" 2>&1 || rc=$?
+  local logs=$log execs reports
+  [ -n "$par" ] && logs="$log $(ls "$B/logs-$t"/fuzz-*.log)"
+  execs=$(cat $logs | sed -n 's/^stat::number_of_executed_units: *//p' | awk '{n += $1} END {print n + 0}')
+  reports=$(cat $logs | grep -cE "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|SUMMARY: " || true)
+  printf '%-8s %10s executions (%d workers) in %4d s, corpus %5d, exit %d, sanitizer/crash reports %d\n' \
+    "$t" "$execs" "$WORKERS" $((SECONDS - start)) "$(ls "$B/corpus/$t" | wc -l)" "$rc" "$reports"
   [ "$rc" = 0 ] && [ "$reports" = 0 ] && [ -z "$(ls "$B/artifacts/$t")" ] ||
-    { tail -30 "$B/fuzz-$t.log"; return 1; }
+    { tail -30 $logs; return 1; }
 }
 export -f fuzz_one
-export B SECS
+export B SECS WORKERS
 printf '%s\n' $TARGETS | xargs -P "$JOBS" -I{} bash -c 'fuzz_one {}'

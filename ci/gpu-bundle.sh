@@ -10,17 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 OUT=$BUILD_DIR/gpu-bundle
-rm -rf "$OUT"
-mkdir -p "$OUT/lib"
 want="harness/qcheck tests/test_cpu_avx512 tests/test_cpu_amx tests/test_gemm bench/bench_amx bench/bench_cpu
       bench/bench_golden_io kernels/libqcheck_cpu.so examples/libqcheck_example.so"
-extra=$(find "$BUILD_DIR/kernels" -maxdepth 2 -type f -perm -u+x -name 'bench_*' 2>/dev/null || true)
-bins=""
+bins=$(find "$BUILD_DIR/kernels" -maxdepth 2 -type f -perm -u+x -name 'bench_*' 2>/dev/null || true)
 for b in $want; do [ -e "$BUILD_DIR/$b" ] && bins="$bins $BUILD_DIR/$b"; done
-bins="$bins $extra"
-cp $bins "$OUT/"
-ldd $bins 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
-  grep -vE '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux-x86-64|libcuda|libcublas|libcublasLt)\.so' |
-  while read -r lib; do cp -L "$lib" "$OUT/lib/"; done
-tar -C "$BUILD_DIR" -cJf "$BUILD_DIR/gpu-bundle.tar.xz" gpu-bundle
-ls -l "$BUILD_DIR/gpu-bundle.tar.xz"
+ci/bundle.sh "$OUT" $bins

@@ -208,5 +208,8 @@ int main(int argc, char **argv)
     }
     printf("check: the fp32-input path writes the same bytes as the bf16 one: token_group %s, mxfp8 %s, nvfp4 %s; "
            "the copy kernel's copy is exact: %s\n", same[0], same[1], same[2], copy_ok ? "yes" : "NO");
+    void *bufs[] = {x, xf, copy_dst, q, q2, scale, scale2, scratch, dl};
+    for (void *b : bufs)
+        CHECK(gpuFree(b));
     return all_same && copy_ok ? 0 : 1;
 }

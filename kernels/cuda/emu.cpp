@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <ucontext.h>
 
+#include <memory>
 #include <vector>
 
 #include "gpu.h"
@@ -27,7 +28,7 @@ struct fiber {
 };
 
 std::vector<fiber> F;
-std::vector<char *> stacks;
+std::vector<std::unique_ptr<char[]>> stacks; /* one per thread of the widest block, kept between launches */
 ucontext_t sched;
 unsigned cur, threads;
 const std::function<void()> *body;
@@ -86,13 +87,13 @@ void qck_emu_launch(unsigned grid, unsigned block, const std::function<void()> &
     if (F.size() < block) {
         F.resize(block);
         while (stacks.size() < block)
-            stacks.push_back((char *)malloc(STACK));
+            stacks.emplace_back(new char[STACK]);
     }
     for (unsigned bx = 0; bx < grid; bx++) {
         qck_emu_block_idx = qck_dim3{bx, 0, 0};
         for (unsigned t = 0; t < block; t++) {
             getcontext(&F[t].ctx);
-            F[t].ctx.uc_stack.ss_sp = stacks[t];
+            F[t].ctx.uc_stack.ss_sp = stacks[t].get();
             F[t].ctx.uc_stack.ss_size = STACK;
             F[t].ctx.uc_link = &sched;
             makecontext(&F[t].ctx, entry, 0);

@@ -1,6 +1,7 @@
 /* gemm.c: quantized GEMM reference math (docs/spec/formats.md §9): the kinds, the exact
  * operand values, the fp32-accumulation error bound and its exactness proof (gemm.h). */
 #include "gemm.h"
+#include "arith.h"
 
 #include <math.h>
 #include <string.h>
@@ -76,7 +77,7 @@ void qcref_operand_f64(qc_recipe r, const qc_recipe_policy *p, const qc_quantize
                 *pow2 = 0;
             size_t j1 = j0 + run < q->cols ? j0 + run : q->cols;
             for (size_t j = j0; j < j1; j++)
-                out[i * q->cols + j] = code[q->q[i * q->cols + j]] * s;
+                out[i * q->cols + j] = qcref_fl32_mul(code[q->q[i * q->cols + j]], s);
         }
 }
 

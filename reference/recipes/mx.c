@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "recipes.h"
+#include "arith.h"
 
 /* flashinfer quantization_cute_dsl_utils.py float_to_ue8m0_fast: ceil of the exponent (an fp32
  * subnormal bumps only above 2^-127), clamped to 254; a value <= 0 gives 0 and a NaN gives 254
@@ -72,6 +73,6 @@ void qcref_mx_dequant(const qc_recipe_policy *p, const qc_quantized *in, float *
     for (size_t i = 0; i < in->rows; i++)
         for (size_t j = 0; j < in->cols; j++) {
             float s = qcref_e8m0_decode(in->scale_u8[i * ng + j / g], p->dequant_e8m0);
-            y[i * in->cols + j] = qcref_decode(p->elem, in->q[i * in->cols + j], &p->cast) * s;
+            y[i * in->cols + j] = qcref_fl32_mul(qcref_decode(p->elem, in->q[i * in->cols + j], &p->cast), s);
         }
 }

@@ -10,6 +10,7 @@
 #include <float.h>
 
 #include "recipes.h"
+#include "arith.h"
 
 /* The global encode scale gs of FAST/TE, or the per-tensor decode scale of TORCHAO (formats.md §4.1). */
 static float global_scale(const qc_recipe_policy *p, float amax_t)
@@ -97,6 +98,6 @@ void qcref_nvfp4_dequant(const qc_recipe_policy *p, const qc_quantized *in, floa
         for (size_t j = 0; j < in->cols; j++) {
             float sf = qcref_decode(QC_E4M3FN, in->scale_u8[i * nb + j / b], &p->sf_cast);
             float v = qcref_decode(QC_E2M1, in->q[i * in->cols + j], &p->cast);
-            y[i * in->cols + j] = (v * sf) * in->gscale; /* e2m1 * e4m3 is exact in fp32 */
+            y[i * in->cols + j] = qcref_fl32_mul(qcref_fl32_mul(v, sf), in->gscale); /* e2m1 * e4m3 is exact in fp32 */
         }
 }

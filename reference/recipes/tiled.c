@@ -80,6 +80,6 @@ void qcref_tiled_dequant(qc_recipe r, const qc_recipe_policy *p, const qc_quanti
             size_t ti = r == QC_RECIPE_TENSOR ? 0 : i / tr;
             size_t tj = (r == QC_RECIPE_TENSOR || r == QC_RECIPE_TOKEN) ? 0 : j / tc;
             float v = qcref_decode(p->elem, in->q[i * cols + j], &p->cast);
-            y[i * cols + j] = v * in->scale_f32[ti * nc + tj];
+            y[i * cols + j] = qcref_fl32_mul(v, in->scale_f32[ti * nc + tj]); /* a NaN code times a NaN scale: arith.h */
         }
 }
