@@ -1,7 +1,7 @@
 /* gemm.c: quantized GEMM reference math (docs/spec/formats.md §9): the kinds, the exact
  * operand values, the fp32-accumulation error bound and its exactness proof (gemm.h). */
 #include "gemm.h"
-#include "arith.h"
+#include "../arith/arith.h"
 
 #include <math.h>
 #include <string.h>

@@ -4,7 +4,6 @@
 #include <math.h>
 
 #include "recipes.h"
-#include "arith.h"
 
 /* flashinfer quantization_cute_dsl_utils.py float_to_ue8m0_fast: ceil of the exponent (an fp32
  * subnormal bumps only above 2^-127), clamped to 254; a value <= 0 gives 0 and a NaN gives 254

@@ -10,7 +10,6 @@
 #include <float.h>
 
 #include "recipes.h"
-#include "arith.h"
 
 /* The global encode scale gs of FAST/TE, or the per-tensor decode scale of TORCHAO (formats.md §4.1). */
 static float global_scale(const qc_recipe_policy *p, float amax_t)
