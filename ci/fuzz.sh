@@ -40,23 +40,24 @@ fuzz_one() {
   cp -r tests/fuzz/corpus/"$t"/. "$B/corpus/$t/"
   if [ -n "${FUZZ_RUNS:-}" ]; then limit="-runs=$FUZZ_RUNS"; else limit="-max_total_time=$SECS"; fi
   case $t in
-    golden|outputs) asan="$asan:suppressions=$PWD/tests/fuzz/asan.supp:quarantine_size_mb=4:malloc_context_size=8" ;;
+    golden|outputs) asan="$asan:suppressions=$PWD/tests/fuzz/asan.supp:quarantine_size_mb=4:malloc_context_size=8"
+      asan="$asan:max_allocation_size_mb=2048" ;; # as the reader's RLIMIT_AS does without ASan (golden.c)
     cli) quiet=-close_fd_mask=3 ;;
   esac
   local start=$SECONDS rc=0 log="$B/fuzz-$t.log" par= wd=.
-  # With workers, libFuzzer writes each one's log as fuzz-N.log in the working folder.
+  # With workers, libFuzzer writes each one's log as fuzz-N.log in the working folder, and copies
+  # it into its own log when the worker ends: that one log holds every report and count.
   [ "$WORKERS" -gt 1 ] && { par="-jobs=$WORKERS -workers=$WORKERS" wd=$B/logs-$t; rm -rf "$wd"; mkdir -p "$wd"; }
   (cd "$wd" && ASAN_OPTIONS=$asan "$B/tests/fuzz_$t" "$limit" $par -timeout=60 \
     -rss_limit_mb=4096 -max_len=65536 $quiet -print_final_stats=1 -artifact_prefix="$B/artifacts/$t/" \
     "$B/corpus/$t") > "$log" 2>&1 || rc=$?
-  local logs=$log execs reports
-  [ -n "$par" ] && logs="$log $(ls "$B/logs-$t"/fuzz-*.log)"
-  execs=$(cat $logs | sed -n 's/^stat::number_of_executed_units: *//p' | awk '{n += $1} END {print n + 0}')
-  reports=$(cat $logs | grep -cE "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|SUMMARY: " || true)
+  local execs reports
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | awk '{n += $1} END {print n + 0}')
+  reports=$(grep -cE "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|SUMMARY: " "$log" || true)
   printf '%-8s %10s executions (%d workers) in %4d s, corpus %5d, exit %d, sanitizer/crash reports %d\n' \
     "$t" "$execs" "$WORKERS" $((SECONDS - start)) "$(ls "$B/corpus/$t" | wc -l)" "$rc" "$reports"
   [ "$rc" = 0 ] && [ "$reports" = 0 ] && [ -z "$(ls "$B/artifacts/$t")" ] ||
-    { tail -30 $logs; return 1; }
+    { tail -n 30 "$log"; return 1; }
 }
 export -f fuzz_one
 export B SECS WORKERS
