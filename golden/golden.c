@@ -1129,40 +1129,31 @@ static int send_set(int fd, const qc_tensor_set *set)
     return bad;
 }
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define QC_UNDER_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define QC_UNDER_ASAN 1
-#endif
-
 /* A corrupt header can make libhdf5 itself allocate what it claims (90 GB for a fuzzed file of a
- * few KB): the child may grow by at most what the file can hold, twice (libhdf5's buffer and our
- * copy), plus 1 GiB, so such an allocation fails at once instead of taking the machine's memory.
- * Not under AddressSanitizer, whose shadow is address space (ci/fuzz.sh caps its allocations). */
+ * few KB): the child's data may grow by at most what the file can hold, twice (libhdf5's buffer
+ * and our copy), plus 1 GiB, so such an allocation fails at once instead of taking the machine's
+ * memory. RLIMIT_DATA counts private writable mappings (Linux 4.7 and later), and the limit is set
+ * above what the child already has: AddressSanitizer's shadow is not counted against it, and its
+ * allocator, which maps pieces of a region it reserved at start, is (RLIMIT_AS would miss those). */
 static void limit_child_memory(const char *path)
 {
-#ifndef QC_UNDER_ASAN
     struct stat st;
-    unsigned long vm_pages = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    int ok = f && fscanf(f, "%lu", &vm_pages) == 1;
+    unsigned long long data_kb = 0;
+    char line[256];
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmData: %llu kB", &data_kb) == 1)
+            break;
     if (f)
         fclose(f);
-    if (!ok || stat(path, &st) != 0 || (uint64_t)st.st_size > (UINT64_C(1) << 40))
+    if (!data_kb || stat(path, &st) != 0 || (uint64_t)st.st_size > (UINT64_C(1) << 40))
         return;
-    uint64_t grow = (UINT64_C(1) << 30) + 2 * QC_GOLDEN_MAX_EXPANSION * (uint64_t)st.st_size;
-    uint64_t cap = (uint64_t)vm_pages * (uint64_t)sysconf(_SC_PAGESIZE) + grow;
+    uint64_t cap = data_kb * 1024 + (UINT64_C(1) << 30) + 2 * QC_GOLDEN_MAX_EXPANSION * (uint64_t)st.st_size;
     struct rlimit now;
-    if (getrlimit(RLIMIT_AS, &now) == 0 && (now.rlim_cur == RLIM_INFINITY || now.rlim_cur > cap)) {
+    if (getrlimit(RLIMIT_DATA, &now) == 0 && (now.rlim_cur == RLIM_INFINITY || now.rlim_cur > cap)) {
         struct rlimit lim = {(rlim_t)cap, now.rlim_max};
-        setrlimit(RLIMIT_AS, &lim);
+        setrlimit(RLIMIT_DATA, &lim);
     }
-#else
-    (void)path;
-#endif
 }
 
 /* The child: read, send, exit. Crash signals take their default action, so that a crash in

@@ -58,6 +58,18 @@ def run(args, cases=None, timeout=60, cwd=None):
         return "timeout", "", ""
 
 
+def run_python(code, args, cases, timeout=120):
+    """python3 -c code args..., under the same memory limit as run()"""
+    env = dict(os.environ, QCHECK_CASES=cases)
+    sanitized = "ASAN_OPTIONS" in env or "UBSAN_OPTIONS" in env
+    try:
+        p = subprocess.run([sys.executable, "-c", code] + args, capture_output=True, text=True, env=env,
+                           timeout=timeout, preexec_fn=None if sanitized else limit_memory)
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        return "timeout", "", ""
+
+
 def refused(rc, err, *words):
     """exit 2 (not a signal, not 0/1) and a message holding every word"""
     return rc == 2 and all(w in err for w in words)
@@ -147,6 +159,14 @@ def test_hdf5(tmp, cases, corpus):
             rc, _, err = run(["verify", "--golden", good, "--outputs", p], cases)
             check(rc == 1 or refused(rc, err, f), "defect 3: verify --outputs %s is exit 1 or 2 naming the file, "
                   "never a crash (%s)" % (f, show(rc, err)))
+    oom = os.path.join(corpus, "golden", "oom-libhdf5-chunk.h5")  # libhdf5 allocates for a chunk it claims
+    probe = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+             "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); print(p.stderr)")
+    rc, out, err = run_python(probe, [QCHECK, "golden", "verify", oom], cases)
+    words = out.split()
+    ok = rc == 0 and len(words) >= 2 and words[0] == "2" and int(words[1]) < (2560 << 10) and "oom-libhdf5" in out
+    check(ok, "defect 3: a file that makes libhdf5 allocate without bound is exit 2 and its reader stays under "
+          "2.5 GiB (the file can hold 1 GiB + 2 x 1032 x its size; rc, max RSS in KiB: %s)" % " ".join(words[:2]))
     fifo = os.path.join(tmp, "fifo.h5")
     os.mkfifo(fifo)
     rc, _, err = run(["golden", "verify", fifo], cases, timeout=20)
