@@ -1131,8 +1131,8 @@ static int send_set(int fd, const qc_tensor_set *set)
 
 /* A corrupt header can make libhdf5 itself allocate what it claims (90 GB for a fuzzed file of a
  * few KB): the child's data may grow by at most what the file can hold, twice (libhdf5's buffer
- * and our copy), plus 1 GiB, so such an allocation fails at once instead of taking the machine's
- * memory. RLIMIT_DATA counts private writable mappings (Linux 4.7 and later), and the limit is set
+ * and our copy), plus 64 MiB (libhdf5's caches are a few MiB), so such an allocation fails at once
+ * instead of taking the machine's memory. RLIMIT_DATA counts private writable mappings (Linux 4.7 and later), and the limit is set
  * above what the child already has: AddressSanitizer's shadow is not counted against it, and its
  * allocator, which maps pieces of a region it reserved at start, is (RLIMIT_AS would miss those). */
 static void limit_child_memory(const char *path)
@@ -1148,7 +1148,7 @@ static void limit_child_memory(const char *path)
         fclose(f);
     if (!data_kb || stat(path, &st) != 0 || (uint64_t)st.st_size > (UINT64_C(1) << 40))
         return;
-    uint64_t cap = data_kb * 1024 + (UINT64_C(1) << 30) + 2 * QC_GOLDEN_MAX_EXPANSION * (uint64_t)st.st_size;
+    uint64_t cap = data_kb * 1024 + (UINT64_C(64) << 20) + 2 * QC_GOLDEN_MAX_EXPANSION * (uint64_t)st.st_size;
     struct rlimit now;
     if (getrlimit(RLIMIT_DATA, &now) == 0 && (now.rlim_cur == RLIM_INFINITY || now.rlim_cur > cap)) {
         struct rlimit lim = {(rlim_t)cap, now.rlim_max};
