@@ -1132,9 +1132,10 @@ static int send_set(int fd, const qc_tensor_set *set)
 /* A corrupt header can make libhdf5 itself allocate what it claims (90 GB for a fuzzed file of a
  * few KB): the child's data may grow by at most what the file can hold, twice (libhdf5's buffer
  * and our copy), plus 64 MiB (libhdf5's caches are a few MiB), so such an allocation fails at once
- * instead of taking the machine's memory. RLIMIT_DATA counts private writable mappings (Linux 4.7 and later), and the limit is set
- * above what the child already has: AddressSanitizer's shadow is not counted against it, and its
- * allocator, which maps pieces of a region it reserved at start, is (RLIMIT_AS would miss those). */
+ * instead of taking the machine's memory. RLIMIT_DATA counts private writable mappings (Linux 4.7
+ * and later), and the limit is set above what the child already has: AddressSanitizer's shadow is
+ * not counted against it, its allocator's mappings are (RLIMIT_AS would miss those: they lie in a
+ * region reserved at start; docs/DECISIONS.md). */
 static void limit_child_memory(const char *path)
 {
     struct stat st;

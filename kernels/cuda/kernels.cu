@@ -224,6 +224,32 @@ __global__ void __launch_bounds__(QCK_THREADS) qck_group_kernel(const T *__restr
     }
 }
 
+/* One element of an amax scan: the largest |x| bits among the elements that are not NaN, and the
+ * first index of a NaN (the amax of a profile that propagates NaN). */
+__device__ inline void qck_amax_step(float v, unsigned long long e, uint32_t &mx, unsigned long long &key)
+{
+    uint32_t b = qck_bits(v) & QCK_ABS;
+    if (b > QCK_INF)
+        key = e < key ? e : key;
+    else
+        mx = b > mx ? b : mx;
+}
+
+/* The block's tree reduction of every thread's (mx, key) into s_max[0], s_key[0]. */
+__device__ inline void qck_block_amax(uint32_t *s_max, unsigned long long *s_key, uint32_t mx, unsigned long long key)
+{
+    const int tid = threadIdx.x;
+    s_max[tid] = mx, s_key[tid] = key;
+    __syncthreads();
+    for (int st = blockDim.x >> 1; st > 0; st >>= 1) {
+        if (tid < st) {
+            s_max[tid] = s_max[tid + st] > s_max[tid] ? s_max[tid + st] : s_max[tid];
+            s_key[tid] = s_key[tid + st] < s_key[tid] ? s_key[tid + st] : s_key[tid];
+        }
+        __syncthreads();
+    }
+}
+
 /* ---------------------------------------------------------------- the tile kernel */
 
 __global__ void __launch_bounds__(QCK_THREADS) qck_tile_kernel(const float *__restrict__ x, qck_quant_args a)
@@ -243,22 +269,9 @@ __global__ void __launch_bounds__(QCK_THREADS) qck_tile_kernel(const float *__re
         const int64_t w = c1 - c0, n = (r1 - r0) * w;
         uint32_t mx = 0;
         unsigned long long key = QCK_NONE64;
-        for (int64_t e = tid; e < n; e += blockDim.x) { /* e: row-major order inside the tile */
-            uint32_t b = qck_bits(x[(r0 + e / w) * a.cols + c0 + e % w]) & QCK_ABS;
-            if (b > QCK_INF)
-                key = (unsigned long long)e < key ? (unsigned long long)e : key;
-            else
-                mx = b > mx ? b : mx;
-        }
-        s_max[tid] = mx, s_key[tid] = key;
-        __syncthreads();
-        for (int st = blockDim.x >> 1; st > 0; st >>= 1) {
-            if (tid < st) {
-                s_max[tid] = s_max[tid + st] > s_max[tid] ? s_max[tid + st] : s_max[tid];
-                s_key[tid] = s_key[tid + st] < s_key[tid] ? s_key[tid + st] : s_key[tid];
-            }
-            __syncthreads();
-        }
+        for (int64_t e = tid; e < n; e += blockDim.x) /* e: row-major order inside the tile */
+            qck_amax_step(x[(r0 + e / w) * a.cols + c0 + e % w], (unsigned long long)e, mx, key);
+        qck_block_amax(s_max, s_key, mx, key);
         if (tid == 0) {
             unsigned long long k = s_key[0];
             float amax = qck_float(s_max[0]);
@@ -290,30 +303,12 @@ __global__ void __launch_bounds__(QCK_THREADS) qck_amax_kernel(const float *__re
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + tid; i < nv; i += stride) {
         float4 t = reinterpret_cast<const float4 *>(x)[i];
         float v[4] = {t.x, t.y, t.z, t.w};
-        for (int k = 0; k < 4; k++) {
-            uint32_t b = qck_bits(v[k]) & QCK_ABS;
-            if (b > QCK_INF)
-                key = (unsigned long long)(4 * i + k) < key ? (unsigned long long)(4 * i + k) : key;
-            else
-                mx = b > mx ? b : mx;
-        }
+        for (int k = 0; k < 4; k++)
+            qck_amax_step(v[k], (unsigned long long)(4 * i + k), mx, key);
     }
-    for (int64_t i = 4 * nv + (int64_t)blockIdx.x * blockDim.x + tid; i < n; i += stride) {
-        uint32_t b = qck_bits(x[i]) & QCK_ABS;
-        if (b > QCK_INF)
-            key = (unsigned long long)i < key ? (unsigned long long)i : key;
-        else
-            mx = b > mx ? b : mx;
-    }
-    s_max[tid] = mx, s_key[tid] = key;
-    __syncthreads();
-    for (int st = blockDim.x >> 1; st > 0; st >>= 1) {
-        if (tid < st) {
-            s_max[tid] = s_max[tid + st] > s_max[tid] ? s_max[tid + st] : s_max[tid];
-            s_key[tid] = s_key[tid + st] < s_key[tid] ? s_key[tid + st] : s_key[tid];
-        }
-        __syncthreads();
-    }
+    for (int64_t i = 4 * nv + (int64_t)blockIdx.x * blockDim.x + tid; i < n; i += stride)
+        qck_amax_step(x[i], (unsigned long long)i, mx, key);
+    qck_block_amax(s_max, s_key, mx, key);
     if (tid == 0) {
         atomicMax(amax_bits, s_max[0]);
         if (prop && s_key[0] != QCK_NONE64)
