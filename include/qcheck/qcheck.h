@@ -17,8 +17,10 @@
 #ifndef QCHECK_QCHECK_H
 #define QCHECK_QCHECK_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "formats/formats.h"
 #include "layouts/layouts.h"
@@ -71,6 +73,20 @@ typedef struct qcheck_ctx {
     size_t msglen;
     int device;    /* --device N (GPU backends); 0 by default */
 } qcheck_ctx;
+
+/* Returns st with the reason, printf-style, in ctx->msg: how a backend says why it declined or
+ * failed a call (header-only, so it is no part of the binary interface). */
+static inline qcheck_status qcheck_say(qcheck_ctx *ctx, qcheck_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static inline qcheck_status qcheck_say(qcheck_ctx *ctx, qcheck_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (ctx && ctx->msg && ctx->msglen)
+        vsnprintf(ctx->msg, ctx->msglen, fmt, ap);
+    va_end(ap);
+    return st;
+}
 
 /* ---- element formats (docs/spec/formats.md §1-§3) ---- */
 

@@ -45,18 +45,6 @@
 #include "cpu_avx512.h"
 #include "qcheck/qcheck.h"
 
-/* Declines (or fails) a call with the reason in ctx->msg. */
-static qcheck_status say(qcheck_ctx *ctx, qcheck_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static qcheck_status say(qcheck_ctx *ctx, qcheck_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (ctx->msg && ctx->msglen)
-        vsnprintf(ctx->msg, ctx->msglen, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
 const char *qc_cpu_avx512_unavailable(void)
 {
 #if !defined(QC_CPU_AVX512_BUILT)
@@ -77,7 +65,7 @@ const char *qc_cpu_avx512_unavailable(void)
 static qcheck_status avx512_cast(const qcheck_cast_args *a, qcheck_ctx *ctx)
 {
     if (!qc_avx512_cast_supported(a->to, &a->policy))
-        return say(ctx, QCHECK_DECLINED, "cast to %s under this policy", qc_format_name(a->to));
+        return qcheck_say(ctx, QCHECK_DECLINED, "cast to %s under this policy", qc_format_name(a->to));
     qc_avx512_cast(a->to, &a->policy, a->x.data, (size_t)qcheck_numel(&a->x), a->y.data);
     return QCHECK_OK;
 }
@@ -115,7 +103,7 @@ static qcheck_status avx512_quant(const qcheck_quant_args *a, qcheck_ctx *ctx)
     const qcheck_quant_spec *j = a->spec;
     const char *why = quant_declines(j);
     if (why)
-        return say(ctx, QCHECK_DECLINED, "quant %s profile %s: %s", qc_recipe_name(j->recipe), j->profile->name, why);
+        return qcheck_say(ctx, QCHECK_DECLINED, "quant %s profile %s: %s", qc_recipe_name(j->recipe), j->profile->name, why);
     size_t n = j->rows * j->cols, ns = qcref_recipe_nscales(j->recipe, &j->policy, j->rows, j->cols);
     int fp4 = j->policy.elem == QC_E2M1, byte_scales = j->recipe >= QC_RECIPE_MXFP8;
     /* FP4 codes are packed afterwards, and an empty tensor's view has no data: both via a scratch buffer */
@@ -123,10 +111,10 @@ static qcheck_status avx512_quant(const qcheck_quant_args *a, qcheck_ctx *ctx)
     qc_quantized qz = {j->rows, j->cols, scratch ? malloc(n + 1) : a->q.data, malloc(4 * ns + 4), malloc(ns + 1), 0, ns};
     qcheck_status st = QCHECK_OK;
     if (!qz.q || !qz.scale_f32 || !qz.scale_u8)
-        st = say(ctx, QCHECK_FAILED, "out of memory");
+        st = qcheck_say(ctx, QCHECK_FAILED, "out of memory");
     else if (qc_avx512_quant(j->recipe, &j->policy, a->x.data, j->rows, j->cols, j->has_static ? &j->static_scale : NULL,
                              j->has_gscale ? &j->gscale_encode : NULL, &qz))
-        st = say(ctx, QCHECK_DECLINED, "quant %s profile %s", qc_recipe_name(j->recipe), j->profile->name);
+        st = qcheck_say(ctx, QCHECK_DECLINED, "quant %s profile %s", qc_recipe_name(j->recipe), j->profile->name);
     if (!st) {
         if (fp4 && n)
             pack_fp4(qz.q, n, a->q.data);
@@ -149,7 +137,7 @@ static qcheck_status avx512_layout(const qcheck_layout_args *a, qcheck_ctx *ctx)
     const qc_layout *L = a->plan;
     if ((strcmp(L->desc->name, "sf128x4") && strcmp(L->desc->name, "block_scale_interleave")) || L->in_bits != 8 ||
         a->inverse)
-        return say(ctx, QCHECK_DECLINED, "layout map %s%s with %d-bit elements", L->desc->name,
+        return qcheck_say(ctx, QCHECK_DECLINED, "layout map %s%s with %d-bit elements", L->desc->name,
                    a->inverse ? " (inverse)" : "", L->in_bits);
     qc_avx512_sf128x4(a->x.data, L->B, L->R, L->C, a->y.data);
     return QCHECK_OK;
@@ -223,7 +211,7 @@ const char *qc_cpu_amx_unavailable(void)
 
 static qcheck_status amx_declines(qcheck_ctx *ctx, const qcheck_gemm_args *a)
 {
-    return say(ctx, QCHECK_DECLINED, "gemm kind %s model %s out %s (cpu-amx: fp8_block model=sgl-cpu with e4m3fn "
+    return qcheck_say(ctx, QCHECK_DECLINED, "gemm kind %s model %s out %s (cpu-amx: fp8_block model=sgl-cpu with e4m3fn "
                "128x128 weights, int8_rowwise; out bf16 or f32)", qcref_gemm_kind(a->kind)->name, a->model,
                qc_format_name(a->out));
 }
@@ -244,7 +232,7 @@ static qcheck_status amx_gemm(const qcheck_gemm_args *a, qcheck_ctx *ctx)
         return amx_declines(ctx, a);
     const char *why = qc_cpu_amx_unavailable(); /* this process's tile permission (a runner's child) */
     if (why)
-        return say(ctx, QCHECK_FAILED, "cpu-amx: %s", why);
+        return qcheck_say(ctx, QCHECK_FAILED, "cpu-amx: %s", why);
     qc_amx_weights w;
     qc_amx_act act = {0};
     int f32 = a->out == QC_F32, rc;
@@ -258,7 +246,7 @@ static qcheck_status amx_gemm(const qcheck_gemm_args *a, qcheck_ctx *ctx)
              qc_amx_gemm_fp8(&act, &w, bias, f32, a->c.data, 0, a->n);
     qc_amx_act_free(&act);
     qc_amx_weights_free(&w);
-    return rc ? say(ctx, QCHECK_FAILED, "out of memory in the AMX kernel") : QCHECK_OK;
+    return rc ? qcheck_say(ctx, QCHECK_FAILED, "out of memory in the AMX kernel") : QCHECK_OK;
 }
 
 static float bf16_value(uint16_t b)
@@ -329,7 +317,7 @@ static qcheck_status amx_moe_cpu(const qcheck_moe_cpu_args *a, qcheck_ctx *ctx)
 {
     const char *why = qc_cpu_amx_unavailable();
     if (why)
-        return say(ctx, QCHECK_FAILED, "cpu-amx: %s", why);
+        return qcheck_say(ctx, QCHECK_FAILED, "cpu-amx: %s", why);
     int64_t t = a->tokens, hd = a->hidden, in = a->inter, kk = a->slots, rows = t * kk, most = 0;
     for (int64_t e = 0; e < a->experts; e++) { /* the largest expert's row count sizes the buffers */
         int64_t n = 0;
@@ -352,7 +340,7 @@ static qcheck_status amx_moe_cpu(const qcheck_moe_cpu_args *a, qcheck_ctx *ctx)
     for (int i = 0; !rc && i < a->nstages; i++)
         a->stages[i].filled = &a->stages[i] == s1 || &a->stages[i] == s2 || &a->stages[i] == s3;
     free(m.ic2), free(m.a), free(m.ic0), free(m.ic1), free(m.cy), free(m.codes), free(m.sc), free(m.which);
-    return rc ? say(ctx, QCHECK_FAILED, "out of memory (or no weights) in the AMX MoE") : QCHECK_OK;
+    return rc ? qcheck_say(ctx, QCHECK_FAILED, "out of memory (or no weights) in the AMX MoE") : QCHECK_OK;
 }
 
 #define AMX_SLOTS .gemm = amx_gemm, .moe_cpu = amx_moe_cpu

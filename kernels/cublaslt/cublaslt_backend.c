@@ -38,17 +38,6 @@
 #define QC_LT_NAME "cublaslt"
 #endif
 
-static qcheck_status say(qcheck_ctx *ctx, qcheck_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static qcheck_status say(qcheck_ctx *ctx, qcheck_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (ctx->msg && ctx->msglen)
-        vsnprintf(ctx->msg, ctx->msglen, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
 /* ---- this process's device context (the worker's) ---- */
 
 static int lt_state;          /* 0 not opened, 1 open, 2 failed, 3 the device is not one we drive */
@@ -235,7 +224,7 @@ static qcheck_status lt_ready(qcheck_ctx *ctx)
     }
     if (lt_state == 1)
         return QCHECK_OK;
-    return say(ctx, lt_state == 3 ? QCHECK_DECLINED : QCHECK_FAILED, QC_LT_NAME ": %s", lt_why);
+    return qcheck_say(ctx, lt_state == 3 ? QCHECK_DECLINED : QCHECK_FAILED, QC_LT_NAME ": %s", lt_why);
 }
 
 /* A host buffer of at least `bytes`, kept between calls. */
@@ -255,20 +244,20 @@ static qcheck_status lt_gemm(const qcheck_gemm_args *a, qcheck_ctx *ctx)
 {
     char why[1600];
     if (declines(a, why, sizeof why))
-        return say(ctx, QCHECK_DECLINED, "%s", why);
+        return qcheck_say(ctx, QCHECK_DECLINED, "%s", why);
     if (a->m == 0 || a->n == 0) /* nothing to compute (and no scales to check) */
-        return a->c.nbytes ? say(ctx, QCHECK_BAD_INPUT, QC_LT_NAME ": c of %zu bytes for an empty product",
+        return a->c.nbytes ? qcheck_say(ctx, QCHECK_BAD_INPUT, QC_LT_NAME ": c of %zu bytes for an empty product",
                                  a->c.nbytes)
                            : QCHECK_OK;
     qc_lt_shape s;
     qc_lt_shape_of(a->kind, a->m, a->n, a->k, &s);
     if (bad_sizes(a, &s, why, sizeof why))
-        return say(ctx, QCHECK_BAD_INPUT, QC_LT_NAME ": %s", why);
+        return qcheck_say(ctx, QCHECK_BAD_INPUT, QC_LT_NAME ": %s", why);
     const float *bias = a->bias.data;
     if (a->k == 0) { /* an empty sum: c = bias (or 0), no matmul */
         float *zero = calloc((size_t)(a->m * a->n), sizeof *zero);
         if (!zero)
-            return say(ctx, QCHECK_FAILED, QC_LT_NAME ": out of memory");
+            return qcheck_say(ctx, QCHECK_FAILED, QC_LT_NAME ": out of memory");
         qc_lt_epilogue(a->out, zero, a->m, a->n, a->n, bias, a->c.data);
         free(zero);
         return QCHECK_OK;
@@ -282,12 +271,12 @@ static qcheck_status lt_gemm(const qcheck_gemm_args *a, qcheck_ctx *ctx)
     float *hsa = host_buffer(0, (size_t)s.nsa * 4), *hsb = host_buffer(1, (size_t)s.nsb * 4);
     void *d = bias && a->out != QC_F32 ? host_buffer(2, (size_t)(a->m * a->n) * 4) : a->c.data;
     if (!hsa || !hsb || !d)
-        return say(ctx, QCHECK_FAILED, QC_LT_NAME ": out of host memory");
+        return qcheck_say(ctx, QCHECK_FAILED, QC_LT_NAME ": out of host memory");
     qc_lt_pack_weight_scales(&s, a->b.scale.data, hsa);
     qc_lt_pack_act_scales(&s, a->a.scale.data, hsb);
     int rc = qc_lt_dev_gemm(&s, dfmt, a->a.codes.data, a->b.codes.data, hsa, hsb, d, why, sizeof why);
     if (rc)
-        return say(ctx, rc == 1 ? QCHECK_DECLINED : QCHECK_FAILED, QC_LT_NAME ": %s", why);
+        return qcheck_say(ctx, rc == 1 ? QCHECK_DECLINED : QCHECK_FAILED, QC_LT_NAME ": %s", why);
     if (bias)
         qc_lt_epilogue(a->out, d, a->m, a->n, a->n, bias, a->c.data);
     return QCHECK_OK;

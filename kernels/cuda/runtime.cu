@@ -27,19 +27,6 @@
 #include "launch.h"
 #include "libm_table.h"
 
-/* ---------------------------------------------------------------- messages */
-
-static qcheck_status say(qcheck_ctx *ctx, qcheck_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static qcheck_status say(qcheck_ctx *ctx, qcheck_status st, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (ctx && ctx->msg && ctx->msglen)
-        vsnprintf(ctx->msg, ctx->msglen, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
 /* ---------------------------------------------------------------- the probe */
 
 /* In a child: cudaGetDeviceCount and device 0's compute capability, as one line on fd. */
@@ -161,7 +148,7 @@ static void teardown(int reset)
 
 static qcheck_status fail(qcheck_ctx *ctx, const char *what, gpuError_t e)
 {
-    say(ctx, QCHECK_FAILED, "cuda: %s: %s (%s)", what, gpuGetErrorName(e), gpuGetErrorString(e));
+    qcheck_say(ctx, QCHECK_FAILED, "cuda: %s: %s (%s)", what, gpuGetErrorName(e), gpuGetErrorString(e));
     teardown(1);
     return QCHECK_FAILED;
 }
@@ -265,11 +252,11 @@ extern "C" qcheck_status qck_cast(const qcheck_cast_args *a, qcheck_ctx *ctx)
     int64_t n = qcheck_numel(&a->x);
     size_t out = (size_t)n * (size_t)storage_bytes(a->to);
     if (a->x.nbytes != (size_t)n * 4 || a->y.nbytes != out)
-        return say(ctx, QCHECK_BAD_INPUT, "cast: x must be f32 [n] and y %d-byte codes [n] (got %zu and %zu bytes)",
+        return qcheck_say(ctx, QCHECK_BAD_INPUT, "cast: x must be f32 [n] and y %d-byte codes [n] (got %zu and %zu bytes)",
                    storage_bytes(a->to), a->x.nbytes, a->y.nbytes);
     TRY(init(ctx));
     if (a->to == QC_E8M0 && a->policy.e8m0 == QC_E8M0_LOG2_CEIL && !S.h_libm.ok)
-        return say(ctx, QCHECK_DECLINED, "cast to e8m0 with rule log2-ceil: this host's log2f is not the faithful, "
+        return qcheck_say(ctx, QCHECK_DECLINED, "cast to e8m0 with rule log2-ceil: this host's log2f is not the faithful, "
                    "run-structured function the device table assumes (libm_table.h)");
     qck_plan P = {0};
     size_t ox = part(&P, (size_t)n * 4), oy = part(&P, out);
@@ -288,7 +275,7 @@ extern "C" qcheck_status qck_decode(const qcheck_decode_args *a, qcheck_ctx *ctx
     int64_t n = qcheck_numel(&a->codes);
     size_t in = (size_t)n * (size_t)storage_bytes(a->from);
     if (a->codes.nbytes != in || a->y.nbytes != (size_t)n * 4)
-        return say(ctx, QCHECK_BAD_INPUT, "decode: codes must be %d-byte [n] and y f32 [n]", storage_bytes(a->from));
+        return qcheck_say(ctx, QCHECK_BAD_INPUT, "decode: codes must be %d-byte [n] and y f32 [n]", storage_bytes(a->from));
     TRY(init(ctx));
     qck_plan P = {0};
     size_t oc = part(&P, in), oy = part(&P, (size_t)n * 4);
@@ -307,7 +294,7 @@ extern "C" qcheck_status qck_fp4_pack(const qcheck_fp4_pack_args *a, qcheck_ctx 
     int64_t n = qcheck_numel(&a->codes);
     size_t nb = (size_t)(n + 1) / 2;
     if (a->codes.nbytes != (size_t)n || a->packed.nbytes != nb)
-        return say(ctx, QCHECK_BAD_INPUT, "fp4_pack: codes u8 [n] -> packed u8 [ceil(n/2)]");
+        return qcheck_say(ctx, QCHECK_BAD_INPUT, "fp4_pack: codes u8 [n] -> packed u8 [ceil(n/2)]");
     TRY(init(ctx));
     qck_plan P = {0};
     size_t oc = part(&P, (size_t)n), op = part(&P, nb);
@@ -324,7 +311,7 @@ extern "C" qcheck_status qck_fnuz_normalize(const qcheck_fnuz_normalize_args *a,
 {
     int64_t n = qcheck_numel(&a->w), ns = qcheck_numel(&a->scale);
     if (a->w.nbytes != (size_t)n || a->scale.nbytes != (size_t)ns * 4)
-        return say(ctx, QCHECK_BAD_INPUT, "fnuz_normalize: w u8 [n], scale f32 [s]");
+        return qcheck_say(ctx, QCHECK_BAD_INPUT, "fnuz_normalize: w u8 [n], scale f32 [s]");
     TRY(init(ctx));
     qck_plan P = {0};
     size_t ow = part(&P, (size_t)n), os = part(&P, (size_t)ns * 4);
@@ -357,12 +344,12 @@ extern "C" qcheck_status qck_layout(const qcheck_layout_args *a, qcheck_ctx *ctx
     const qc_layout *L = a->plan;
     int tile = swizzle_tile(L), eb = L->in_bits / 8;
     if (!tile || a->inverse || (L->in_bits != 8 && L->in_bits != 16) || L->out_bits != L->in_bits)
-        return say(ctx, QCHECK_DECLINED, "layout map %s%s with %d-bit elements (cuda: the block-scale swizzles "
+        return qcheck_say(ctx, QCHECK_DECLINED, "layout map %s%s with %d-bit elements (cuda: the block-scale swizzles "
                    "sf128x4, sf8x4 and block_scale_interleave of 1- or 2-byte elements, forward)", L->desc->name,
                    a->inverse ? " (inverse)" : "", L->in_bits);
     size_t in = (size_t)(L->B * L->R * L->C) * (size_t)eb, out = (size_t)(L->B * L->Rg * L->Cg) * (size_t)eb;
     if (a->x.nbytes != in || a->y.nbytes != out || L->dst_elems != L->Rg * L->Cg)
-        return say(ctx, QCHECK_BAD_INPUT, "layout %s: x %zu bytes (want %zu), y %zu bytes (want %zu)", L->desc->name,
+        return qcheck_say(ctx, QCHECK_BAD_INPUT, "layout %s: x %zu bytes (want %zu), y %zu bytes (want %zu)", L->desc->name,
                    a->x.nbytes, in, a->y.nbytes, out);
     TRY(init(ctx));
     qck_plan P = {0};
@@ -458,16 +445,16 @@ extern "C" qcheck_status qck_quant(const qcheck_quant_args *a, qcheck_ctx *ctx)
     size_t sbytes;
     const char *why = quant_setup(j, &k, &sbytes);
     if (why)
-        return say(ctx, QCHECK_DECLINED, "quant %s profile %s: %s", qc_recipe_name(j->recipe), j->profile->name, why);
+        return qcheck_say(ctx, QCHECK_DECLINED, "quant %s profile %s: %s", qc_recipe_name(j->recipe), j->profile->name, why);
     int64_t n = k.rows * k.cols;
     size_t qbytes = k.fp4 ? (size_t)(n + 1) / 2 : (size_t)n, gbytes = j->recipe == QC_RECIPE_NVFP4 ? 4 : 0;
     if (a->x.nbytes != (size_t)n * 4 || a->q.nbytes != qbytes || a->scale.nbytes != sbytes || a->gscale.nbytes != gbytes)
-        return say(ctx, QCHECK_BAD_INPUT, "quant %s: buffers x %zu, q %zu, scale %zu, gscale %zu bytes; the backend "
+        return qcheck_say(ctx, QCHECK_BAD_INPUT, "quant %s: buffers x %zu, q %zu, scale %zu, gscale %zu bytes; the backend "
                    "expects %zu, %zu, %zu, %zu", qc_recipe_name(j->recipe), a->x.nbytes, a->q.nbytes, a->scale.nbytes,
                    a->gscale.nbytes, (size_t)n * 4, qbytes, sbytes, gbytes);
     TRY(init(ctx));
     if (uses_log2_ceil(j) && !S.h_libm.ok)
-        return say(ctx, QCHECK_DECLINED, "quant %s profile %s: ceil(log2f()) of this host's libm cannot be tabulated "
+        return qcheck_say(ctx, QCHECK_DECLINED, "quant %s profile %s: ceil(log2f()) of this host's libm cannot be tabulated "
                    "(libm_table.h)", qc_recipe_name(j->recipe), j->profile->name);
     qck_plan P = {0};
     size_t ox = part(&P, (size_t)n * 4), oq = part(&P, qbytes), os = part(&P, sbytes), og = part(&P, 4);
@@ -498,11 +485,11 @@ extern "C" qcheck_status qck_dequant(const qcheck_dequant_args *a, qcheck_ctx *c
     size_t sbytes;
     const char *why = quant_setup(j, &k, &sbytes);
     if (why)
-        return say(ctx, QCHECK_DECLINED, "dequant %s profile %s: %s", qc_recipe_name(j->recipe), j->profile->name, why);
+        return qcheck_say(ctx, QCHECK_DECLINED, "dequant %s profile %s: %s", qc_recipe_name(j->recipe), j->profile->name, why);
     int64_t n = k.rows * k.cols;
     size_t qbytes = k.fp4 ? (size_t)(n + 1) / 2 : (size_t)n, gbytes = j->recipe == QC_RECIPE_NVFP4 ? 4 : 0;
     if (a->q.nbytes != qbytes || a->scale.nbytes != sbytes || a->gscale.nbytes != gbytes || a->y.nbytes != (size_t)n * 4)
-        return say(ctx, QCHECK_BAD_INPUT, "dequant %s: buffers q %zu, scale %zu, gscale %zu, y %zu bytes; the backend "
+        return qcheck_say(ctx, QCHECK_BAD_INPUT, "dequant %s: buffers q %zu, scale %zu, gscale %zu, y %zu bytes; the backend "
                    "expects %zu, %zu, %zu, %zu", qc_recipe_name(j->recipe), a->q.nbytes, a->scale.nbytes,
                    a->gscale.nbytes, a->y.nbytes, qbytes, sbytes, gbytes, (size_t)n * 4);
     TRY(init(ctx));
