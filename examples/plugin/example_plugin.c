@@ -47,11 +47,9 @@ static uint8_t e4m3fn_satfinite(float x)
 static qcheck_status cast(const qcheck_cast_args *a, qcheck_ctx *ctx)
 {
     const qc_cast_policy *p = &a->policy;
-    if (a->to != QC_E4M3FN || p->overflow != QC_OVERFLOW_SATFINITE || p->nan_sign != QC_NAN_CANONICAL) {
-        snprintf(ctx->msg, ctx->msglen, "example plugin: only fp32 -> e4m3fn with satfinite overflow and the "
-                 "canonical NaN (profile ptx)");
-        return QCHECK_DECLINED;
-    }
+    if (a->to != QC_E4M3FN || p->overflow != QC_OVERFLOW_SATFINITE || p->nan_sign != QC_NAN_CANONICAL)
+        return qcheck_say(ctx, QCHECK_DECLINED, "example plugin: only fp32 -> e4m3fn with satfinite overflow and "
+                          "the canonical NaN (profile ptx)");
     const float *x = a->x.data;
     uint8_t *y = a->y.data;
     for (int64_t i = 0; i < qcheck_numel(&a->x); i++)
