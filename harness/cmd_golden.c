@@ -330,8 +330,8 @@ int cmd_export(int argc, char **argv)
         return QC_EXIT_USAGE;
     if (a.help) {
         printf("usage: qcheck export --case NAME [--params k=v,...] --out FILE.h5|DIR\n"
-               "Writes case instances (inputs, expected outputs, params; for gemm also the quantized operands\n"
-               "the kernel consumes) for an external runner, whose outputs `qcheck verify` then checks with\n"
+               "Writes case instances (inputs, expected outputs, params; for gemm and moe also the quantized\n"
+               "operands and expert weights the kernel consumes, docs/backends.md) for an external runner, whose outputs `qcheck verify` then checks with\n"
                "the case's rules. --params selects every instance of any tier that has those values; when\n"
                "none has, it makes the one instance of these values (others from the case's first instance).\n"
                "--out FILE.h5 takes exactly one instance; --out DIR writes DIR/<case>/<params>.h5 for each.\n");

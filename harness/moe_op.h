@@ -59,4 +59,11 @@ typedef struct qc_moe_weight_src {
 int qc_moe_weight_source(struct qc_op_call *c, int64_t experts, int64_t r1, int64_t hidden, int64_t inter,
                          qc_moe_weight_src *src);
 
+/* For an instance's inputs (the kernel's whole contract, registry.h derived_inputs): adds
+ * <name>.codes [experts, rows, cols] (FP4 two per byte; bf16 codes when recipe < 0),
+ * <name>.scale [experts, scale grid] (fp32 scales as f32, byte scales as e4m3fn / e8m0) and, for
+ * NVFP4, <name>.gscale f32 [experts], each expert quantized as the MoE ops quantize it. 0 or 2. */
+int qc_moe_expert_codes(struct qc_op_call *c, int recipe, const char *name, const float *w, int64_t experts,
+                        int64_t rows, int64_t cols);
+
 #endif

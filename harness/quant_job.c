@@ -241,6 +241,15 @@ int qc_quant_job_from_params(const qc_params *p, int strict, qc_quant_job *j, ch
 
 int qc_quant_job_fp4(const qc_quant_job *j) { return j->policy.elem == QC_E2M1; }
 
+void qc_quant_job_scale_grid(const qc_quant_job *j, int64_t *rows, int64_t *cols)
+{
+    int64_t ns = (int64_t)qcref_recipe_nscales(j->recipe, &j->policy, j->rows, j->cols);
+    *rows = j->recipe == QC_RECIPE_TENSOR ? 1
+            : j->recipe == QC_RECIPE_BLOCK ? ((int64_t)j->rows + j->policy.block_r - 1) / j->policy.block_r
+                                           : (int64_t)j->rows;
+    *cols = *rows ? ns / *rows : 0;
+}
+
 size_t qc_quant_job_q_bytes(const qc_quant_job *j)
 {
     size_t n = j->rows * j->cols;

@@ -19,6 +19,8 @@ int qc_quant_job_alloc(const qc_quant_job *j, qc_quantized *qz);
 void qc_quant_job_free(qc_quantized *qz);
 int qc_quant_job_fp4(const qc_quant_job *j);
 size_t qc_quant_job_q_bytes(const qc_quant_job *j);
+/* The scale grid [rows, cols] of the job's canonical layout (per-tensor [1, 1]). */
+void qc_quant_job_scale_grid(const qc_quant_job *j, int64_t *rows, int64_t *cols);
 size_t qc_quant_job_scale_bytes(const qc_quant_job *j, size_t nscales);
 /* The bytes `qcheck quant` writes: q (FP4 packed two per byte, in place in qz->q) and *scale (malloc'd)
  * in the recipe's scale layout. 0, or 2 with err. */

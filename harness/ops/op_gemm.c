@@ -512,16 +512,6 @@ int qc_gemm_op(qc_op_call *c, qc_gemm_tweak tweak)
 
 static int ref_gemm(qc_op_call *c) { return qc_gemm_op(c, NULL); }
 
-/* The scale grid [rows, cols] of a quantized operand's spec (canonical layout). */
-static void scale_grid(const qc_quant_job *j, int64_t *rows, int64_t *cols)
-{
-    int64_t ns = (int64_t)qcref_recipe_nscales(j->recipe, &j->policy, j->rows, j->cols);
-    *rows = j->recipe == QC_RECIPE_TENSOR ? 1
-            : j->recipe == QC_RECIPE_BLOCK ? ((int64_t)j->rows + j->policy.block_r - 1) / j->policy.block_r
-                                           : (int64_t)j->rows;
-    *cols = *rows ? ns / *rows : 0;
-}
-
 /* Adds side's operand tensors to c->out as "<side>.codes", "<side>.scale" (fp32 scales as f32
  * [grid], byte scales as u8 [grid]) and "<side>.gscale". */
 static int add_operand(qc_op_call *c, char side, const qcheck_gemm_operand *v)
@@ -535,7 +525,7 @@ static int add_operand(qc_op_call *c, char side, const qcheck_gemm_operand *v)
         return 0;
     int f32 = v->form == QCHECK_FORM_INT8_ROW || v->spec->recipe < QC_RECIPE_MXFP8;
     if (v->form == QCHECK_FORM_QUANTIZED)
-        scale_grid(v->spec, &sr, &sc);
+        qc_quant_job_scale_grid(v->spec, &sr, &sc);
     snprintf(name, sizeof name, "%c.scale", side);
     if (qc_op_add_tensor(c, name, f32 ? QC_ST_F32 : QC_ST_U8, f32 ? "f32" : v->scale.dtype, sr, sc, v->scale.data))
         return 2;

@@ -505,6 +505,83 @@ int qc_moe_op(qc_op_call *c, qc_moe_tweak tweak)
 
 static int ref_moe(qc_op_call *c) { return qc_moe_op(c, NULL); }
 
+/* ---- the quantized weights an exported instance carries ---- */
+
+int qc_moe_expert_codes(qc_op_call *c, int recipe, const char *name, const float *w, int64_t ne, int64_t rows,
+                        int64_t cols)
+{
+    char tn[QC_NAME_LEN];
+    qcheck_tensor codes, scale = {0}, gscale = {0};
+    snprintf(tn, sizeof tn, "%s.codes", name);
+    if (recipe < 0) {
+        qc_cast_policy bf = qcref_default_policy();
+        int64_t shape[3] = {ne, rows, cols};
+        if (qc_op_output(c, tn, QC_ST_U16, "bf16", 3, shape, &codes))
+            return 2;
+        for (int64_t i = 0; i < ne * rows * cols; i++)
+            ((uint16_t *)codes.data)[i] = (uint16_t)qcref_encode(QC_BF16, w[i], &bf);
+        return 0;
+    }
+    qc_quant_job j;
+    int64_t gr, gc;
+    if (qc_moe_quant_job(c, recipe, rows, cols, &j))
+        return 2;
+    qc_quant_job_scale_grid(&j, &gr, &gc);
+    int fp4 = qc_quant_job_fp4(&j), f32 = recipe < QC_RECIPE_MXFP8, nv = recipe == QC_RECIPE_NVFP4;
+    int64_t cshape[3] = {ne, rows, fp4 ? (cols + 1) / 2 : cols}, sshape[3] = {ne, gr, gc};
+    size_t qb = (size_t)(rows * cshape[2]), sb = (size_t)(gr * gc) * (f32 ? 4 : 1);
+    int rc = qc_op_output(c, tn, QC_ST_U8, fp4 ? "e2m1x2" : qc_format_name(j.policy.elem), 3, cshape, &codes);
+    snprintf(tn, sizeof tn, "%s.scale", name);
+    rc = rc || qc_op_output(c, tn, f32 ? QC_ST_F32 : QC_ST_U8, f32 ? "f32" : nv ? "e4m3fn" : "e8m0", 3, sshape, &scale);
+    snprintf(tn, sizeof tn, "%s.gscale", name);
+    rc = rc || (nv && qc_op_output(c, tn, QC_ST_F32, "f32", 1, &ne, &gscale));
+    for (int64_t e = 0; !rc && e < ne; e++) {
+        qc_quantized q;
+        size_t got_q, got_s;
+        uint8_t *sbytes = NULL;
+        if (qc_quant_job_alloc(&j, &q)) {
+            snprintf(c->err, c->errlen, "out of memory quantizing %s of expert %lld", name, (long long)e);
+            return 2;
+        }
+        qcref_quant(j.recipe, &j.policy, w + e * rows * cols, j.rows, j.cols, j.has_static ? &j.static_scale : NULL,
+                    NULL, &q);
+        rc = qc_quant_job_serialize(&j, &q, &got_q, &sbytes, &got_s, c->err, c->errlen) ? 2 : 0;
+        if (!rc && (got_q != qb || got_s != sb)) { /* the grid of qc_quant_job_scale_grid is the layout's */
+            snprintf(c->err, c->errlen, "%s: %zu code and %zu scale bytes, expected %zu and %zu", name, got_q, got_s,
+                     qb, sb);
+            rc = 2;
+        }
+        if (!rc && qb)
+            memcpy((uint8_t *)codes.data + (size_t)e * qb, q.q, qb);
+        if (!rc && sb)
+            memcpy((uint8_t *)scale.data + (size_t)e * sb, sbytes, sb);
+        if (!rc && nv)
+            ((float *)gscale.data)[e] = q.gscale;
+        free(sbytes);
+        qc_quant_job_free(&q);
+    }
+    return rc;
+}
+
+/* An instance with its weights as inputs also carries them as the kernel consumes them:
+ * w13.* and w2.* of qc_moe_expert_codes (docs/backends.md "moe"). weights=generate instances carry
+ * no weights at all (DeepSeek-V3's are 45 GB): in-process backends get them from the weights
+ * callback, an exec backend cannot run them. */
+static int moe_weight_inputs(qc_op_call *c)
+{
+    qc_moe_cfg m;
+    qc_moe_weight_src ws;
+    if (parse_cfg(c, &m))
+        return 2;
+    int64_t ne = m.e + m.shared, r1 = qcref_act_gated(m.act.act) ? 2 * m.i : m.i;
+    int weight = recipes[m.recipe].weight;
+    if (qc_moe_weight_source(c, ne, r1, m.h, m.i, &ws))
+        return 2;
+    return ws.gen ? 0
+                  : qc_moe_expert_codes(c, weight, "w13", ws.in[0], ne, r1, m.h) ||
+                        qc_moe_expert_codes(c, weight, "w2", ws.in[1], ne, m.h, m.i);
+}
+
 /* ---- the ABI adapter ---- */
 
 typedef struct moe_weights {
@@ -588,7 +665,7 @@ const qc_op qc_op_moe = {"moe",
                          "stage.* (route ids/weights, a1, gemm1, act, a2, gemm2, combine); params: recipe tokens "
                          "hidden inter experts top_k shared route n_group topk_group renorm rsf rsf_in_weights act "
                          "order alpha beta limit weight_on_input bias",
-                         ref_moe, offsetof(qcheck_backend, moe), abi_moe, NULL};
+                         ref_moe, offsetof(qcheck_backend, moe), abi_moe, moe_weight_inputs};
 
 /* parse_cfg for op moe_cpu (ops/op_moe_cpu.c): the same params, the same rules. */
 int qc_moe_parse_cfg(qc_op_call *c, qc_moe_cfg *m) { return parse_cfg(c, m); }

@@ -541,10 +541,27 @@ static int abi_moe_cpu(qc_op_call *c, const qcheck_backend *b)
     return rc;
 }
 
+/* An instance's inputs as fused_experts_cpu takes them (the ABI's arguments): x.bf16, topk_ids,
+ * topk_weights [tokens, slots] and, with weights=inputs, the w13 / w2 codes and 128x128 scales. */
+static int moe_cpu_inputs(qc_op_call *c)
+{
+    qc_moe_cpu p;
+    int rc = qc_moe_cpu_setup(c, &p);
+    qc_moe_cfg *m = &p.cfg;
+    int64_t ne = m->e + m->shared;
+    rc = rc || qc_op_add_tensor(c, "x.bf16", QC_ST_U16, "bf16", m->t, m->h, p.x) ||
+         qc_op_add_tensor(c, "topk_ids", QC_ST_I32, "i32", m->t, p.kk, p.ids) ||
+         qc_op_add_tensor(c, "topk_weights", QC_ST_F32, "f32", m->t, p.kk, p.w) ||
+         (!p.ws.gen && (qc_moe_expert_codes(c, QC_RECIPE_BLOCK, "w13", p.ws.in[0], ne, 2 * m->i, m->h) ||
+                        qc_moe_expert_codes(c, QC_RECIPE_BLOCK, "w2", p.ws.in[1], ne, m->h, m->i)));
+    qc_moe_cpu_free(&p);
+    return rc ? 2 : 0;
+}
+
 const qc_op qc_op_moe_cpu = {
     "moe_cpu",
     "sgl-kernel fused_experts_cpu, fp8 w8a16 (bf16 x, e4m3fn 128x128 block weights): x, logits, route_bias, w13, w2 "
     "(f32; or weights=generate) -> out bf16 [tokens, hidden], out.bound (every kernel with its bf16 rounding points "
     "ic0/ic1/C/ic2/out, fp32 sums in any order, an exp within 2^-20), stage.route.*, stage.gemm1.h (ic0), "
     "stage.act.a (ic1), stage.gemm2.y (C); params: those of moe with recipe=fp8_block act=silu order=gate_up",
-    ref_moe_cpu, offsetof(qcheck_backend, moe_cpu), abi_moe_cpu, NULL};
+    ref_moe_cpu, offsetof(qcheck_backend, moe_cpu), abi_moe_cpu, moe_cpu_inputs};

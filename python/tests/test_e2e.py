@@ -23,7 +23,7 @@ EXAMPLES = os.path.join(batch.PYTHON_DIR, "examples")
 E2M1_TIES = np.array([0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0], dtype=np.float32)
 
 try:
-    import ml_dtypes  # noqa: F401
+    import ml_dtypes
     HAVE_ML_DTYPES = True
 except ImportError:
     HAVE_ML_DTYPES = False
@@ -171,6 +171,133 @@ class QuantTokenGroupTest(ExportedBatch):
             f["outputs/scale"][0] ^= 1
         proc = self.verify(golden, broken)
         self.assertEqual(proc.returncode, 1, proc.stdout)
+
+
+@unittest.skipUnless(HAVE_ML_DTYPES, "ml_dtypes is not installed: the moe weight bytes are not checked")
+class MoeWeightOperandsTest(ExportedBatch):
+    """A moe instance carries its expert weights as the kernel consumes them (w13.codes, w13.scale,
+    w2.codes, w2.scale, *.gscale): the bytes are checked here against numpy and ml_dtypes from the
+    recipes' rules (docs/spec/formats.md, layouts.md §9.4), not against qcheck's quantizer."""
+
+    def exported(self, case, params):
+        path = os.path.join(self.dir, "%s.h5" % case)
+        qc("export", "--case", case, "--params", params, "--out", path)
+        with h5py.File(path, "r") as f:
+            return {k: (v[()], v.attrs["qc_dtype"].decode() if isinstance(v.attrs["qc_dtype"], bytes)
+                        else v.attrs["qc_dtype"]) for k, v in f["inputs"].items()}
+
+    def check_nearest(self, w, got, unit, grid, what):
+        """Each code's value (got) is the format value nearest w / unit, ties to the even code: the
+        quotient's own fp32 rounding (x / s, x * (1/s), rcp.approx) may move a value across a
+        midpoint only within 1e-6 of it; beyond the format's max it saturates."""
+        q = np.clip(np.abs(w.astype(np.float64) / unit), 0, grid.max())
+        d = np.abs(np.abs(got) - q)
+        best = np.abs(grid[None, :] - q.reshape(-1, 1)).min(axis=1).reshape(q.shape)
+        far = d > best + 1e-6 * q + 1e-30
+        self.assertFalse(far.any(), "%s: %d codes are not the nearest (first at %s)" %
+                         (what, int(far.sum()), np.argwhere(far)[:1].tolist()))
+        sign = (np.signbit(got) == (w < 0)) | (got == 0)
+        self.assertTrue(sign.all(), "%s: %d signs differ" % (what, int((~sign).sum())))
+
+    def check_e4m3(self, w, codes, scale, block, scale_of, what):
+        """fp32 scales, one per block (rows x cols) as scale_of(amax) gives it; e4m3fn codes nearest
+        w / scale."""
+        e, rows, cols = w.shape
+        br, bc = block
+        self.assertEqual(scale.shape, (e, -(-rows // br), -(-cols // bc)))
+        unit = np.repeat(np.repeat(scale.astype(np.float64), br, axis=1), bc, axis=2)[:, :rows, :cols]
+        for x in range(e):
+            for i in range(scale.shape[1]):
+                for j in range(scale.shape[2]):
+                    amax = np.float32(np.abs(w[x, i * br:(i + 1) * br, j * bc:(j + 1) * bc]).max())
+                    self.assertTrue(scale_of(amax, scale[x, i, j]), "%s: expert %d block (%d, %d): scale %r, amax %r"
+                                    % (what, x, i, j, scale[x, i, j], amax))
+        grid = np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+        grid = np.unique(np.abs(grid[np.isfinite(grid)]))
+        got = codes.view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+        self.check_nearest(w, got, unit, grid, what)
+
+    def check_e2m1(self, w, packed, unit, what):
+        """FP4 codes two per byte, the even element in the low nibble (formats.md)."""
+        codes = np.stack([packed & 15, packed >> 4], axis=-1).reshape(w.shape)
+        grid = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6], dtype=np.float64)
+        got = np.where(codes >> 3 == 1, -1.0, 1.0) * grid[codes & 7]
+        self.check_nearest(w, got, unit, grid, what)
+
+    def test_fp8_block_weights_are_128x128_e4m3fn(self):
+        t = self.exported("fp8_block_moe", "tokens=7,shared=1,rsf_in_weights=1")
+        for name in ("w13", "w2"):
+            codes, dt = t[name + ".codes"]
+            self.assertEqual(dt, "e4m3fn")
+            self.assertEqual(t[name + ".scale"][1], "f32")
+            # DeepGEMM per_block_cast_to_fp8, the block recipe's default profile: amax.clamp(1e-4),
+            # s = amax / 448 as torch computes it on the GPU, amax * fl32(1/448) (formats.md §13)
+            self.check_e4m3(t[name][0], codes, t[name + ".scale"][0], (128, 128),
+                            lambda amax, s: s == max(amax, np.float32(1e-4)) * np.float32(1 / 448), name)
+        self.assertEqual(t["w13.codes"][0].shape, (17, 256, 128))
+
+    def test_fp8_tensor_weights_have_one_scale_per_expert(self):
+        t = self.exported("fp8_tensor_moe", instances("fp8_tensor_moe", "tokens=7")[0])
+        for name in ("w13", "w2"):
+            w = t[name][0]
+            # sgl-kernel's per-tensor quant (the tensor recipe's default profile), fast-math build:
+            # s = amax / 448 by div.approx, within 2 ulp of the quotient
+            self.check_e4m3(w, t[name + ".codes"][0], t[name + ".scale"][0], w.shape[1:],
+                            lambda amax, s: abs(float(s) - float(amax) / 448) <= 2 * float(np.spacing(s)), name)
+
+    def test_mxfp4_weights_are_e2m1_with_e8m0_floor_scales(self):
+        t = self.exported("mxfp4_moe", instances("mxfp4_moe", "tokens=7")[0])
+        for name in ("w13", "w2"):
+            w, (packed, dt), (scale, sdt) = t[name][0], t[name + ".codes"], t[name + ".scale"]
+            self.assertEqual((dt, sdt), ("e2m1x2", "e8m0"))
+            e, rows, cols = w.shape
+            blocks = np.abs(w).reshape(e, rows, cols // 32, 32).max(axis=-1)
+            # OCP MX v1.0 section 6.3: X = 2^(floor(log2 amax) - emax_elem), e2m1's emax is 2
+            want = np.where(blocks > 0, np.floor(np.log2(blocks.astype(np.float64))) - 2 + 127, 0)
+            self.assertTrue(np.array_equal(scale.astype(np.int64), want.astype(np.int64)),
+                            "%s: %d scale bytes differ" % (name, int((scale != want).sum())))
+            unit = np.repeat(np.exp2(scale.astype(np.float64) - 127), 32, axis=-1).reshape(w.shape)
+            self.check_e2m1(w, packed, unit, name)
+
+    def test_nvfp4_weights_are_e2m1_with_e4m3_block_and_global_scales(self):
+        t = self.exported("nvfp4_moe", instances("nvfp4_moe", "tokens=7")[0])
+        for name in ("w13", "w2"):
+            w, (packed, dt), (scale, sdt) = t[name][0], t[name + ".codes"], t[name + ".scale"]
+            gscale, gdt = t[name + ".gscale"]
+            self.assertEqual((dt, sdt, gdt), ("e2m1x2", "e4m3fn", "f32"))
+            e, rows, cols = w.shape
+            self.assertEqual(gscale.shape, (e,))
+            block = scale.view(ml_dtypes.float8_e4m3fn).astype(np.float64) * gscale.reshape(e, 1, 1)
+            amax = np.abs(w).reshape(e, rows, cols // 16, 16).max(axis=-1).astype(np.float64)
+            # the block's dequant scale brings its amax near e2m1's max 6 (e4m3 rounding: 2^-4 relative)
+            ratio = amax[amax > 0] / block[amax > 0]
+            self.assertTrue(np.all((ratio > 6 / (1 + 2 ** -3)) & (ratio < 6 * (1 + 2 ** -3))),
+                            "%s: block scales off: ratio %g..%g" % (name, ratio.min(), ratio.max()))
+            self.check_e2m1(w, packed, np.repeat(block, 16, axis=-1).reshape(w.shape), name)
+
+    def test_bf16_weights_are_rounded_to_nearest(self):
+        t = self.exported("bf16_moe", instances("bf16_moe", "tokens=7")[0])
+        for name in ("w13", "w2"):
+            codes, dt = t[name + ".codes"]
+            self.assertEqual(dt, "bf16")
+            self.assertTrue(np.array_equal(codes, t[name][0].astype(ml_dtypes.bfloat16).view(np.uint16)))
+            self.assertNotIn(name + ".scale", t)
+
+    def test_moe_cpu_instances_carry_fused_experts_cpu_arguments(self):
+        params = instances("fp8_w8a16_moe", "tokens=7")[0]
+        t = self.exported("fp8_w8a16_moe", params)
+        self.assertTrue(np.array_equal(t["x.bf16"][0], t["x"][0].astype(ml_dtypes.bfloat16).view(np.uint16)))
+        self.assertEqual((t["topk_ids"][1], t["topk_weights"][1]), ("i32", "f32"))
+        with h5py.File(os.path.join(self.dir, "fp8_w8a16_moe.h5"), "r") as f:  # the routing that is compared
+            self.assertTrue(np.array_equal(t["topk_ids"][0], f["stages/route/ids"][()]))
+        for name in ("w13", "w2"):
+            self.check_e4m3(t[name][0], t[name + ".codes"][0], t[name + ".scale"][0], (128, 128),
+                            lambda amax, s: s == max(amax, np.float32(1e-4)) * np.float32(1 / 448), name)
+
+    def test_generated_weights_are_not_exported(self):
+        params = instances("deepseek_v3_moe", "tokens=1")[0]
+        t = self.exported("deepseek_v3_moe", params)
+        self.assertNotIn("w13.codes", t, "weights=generate: " + params)
 
 
 class ExecBackendTest(unittest.TestCase):
