@@ -18,7 +18,7 @@ static const char *const policy_help =
     "                      triton-down log2-ceil (docs/spec/formats.md §2.2)\n"
     "  --e8m0-emax N       floor, torchao-ceil, even: emax of the element format [0]\n"
     "  --e8m0-mbits N      even: mantissa bits of the element format [3]\n"
-    "  --e8m0-decode D     torch (=cuda, ml_dtypes), shift, exp2, trtllm-rcp, cutedsl-inv\n";
+    "  --e8m0-decode D     torch (=cuda, ml_dtypes), shift, exp2, trtllm-rcp, cutedsl-inv, torchao, torchao-rcp\n";
 
 static size_t code_bytes(qc_format f) { return f == QC_F32 ? 4 : (f == QC_BF16 || f == QC_F16) ? 2 : 1; }
 
@@ -48,7 +48,7 @@ int cmd_decode(int argc, char **argv)
                "sign|0x7FC00000 for 8-bit and narrower formats, the exact widening for bf16/f16.\n"
                "  --format FMT        bf16 f16 e4m3fn e4m3fnuz e5m2 e5m2fnuz e8m0 e2m1 e2m3 e3m2\n"
                "  --profile P         a cast profile, or an e8m0 decoder name: torch, cuda, shift,\n"
-               "                      exp2, trtllm-rcp, cutedsl-inv (they differ on bytes 0 and 255)\n"
+               "                      exp2, trtllm-rcp, cutedsl-inv, torchao, torchao-rcp (they differ on bytes 0 and 255)\n"
                "  --e8m0-decode D     the same as an explicit flag\n");
         return QC_EXIT_OK;
     }

@@ -1,4 +1,5 @@
 /* cmd_list.c: `qcheck list [formats|profiles|cases|e8m0]`. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,91 @@ static void list_profiles(void)
     }
 }
 
+#ifndef QC_REAL_DIR
+#define QC_REAL_DIR "golden/real"
+#endif
+
+/* What backs a recipe profile: the recorded real-library files of golden/real/ (its README) that
+ * name it, and the sources they came from (their `backend` attribute: library-version@device). */
+typedef struct evidence {
+    char recipe[24], profile[48], sources[256];
+    int files;
+    int64_t tensors;
+} evidence;
+
+#define QC_MAX_EVIDENCE 128
+
+static void add_evidence(evidence *ev, int *n, const char *path)
+{
+    qc_golden_meta m;
+    qc_tensor_set in = {0}, out = {0};
+    qc_params p = {0};
+    char err[512];
+    if (qc_golden_read(path, &m, &in, &out, err, sizeof err) || qc_params_from_json(m.params_json, &p, err, sizeof err)) {
+        fprintf(stderr, "qcheck list: %s: %s (not counted)\n", path, err);
+        goto done;
+    }
+    const char *recipe = qc_param_or(&p, "recipe", "?");
+    int i = 0;
+    while (i < *n && (strcmp(ev[i].recipe, recipe) || strcmp(ev[i].profile, m.profile)))
+        i++;
+    if (i == *n && *n < QC_MAX_EVIDENCE) {
+        memset(&ev[i], 0, sizeof ev[i]);
+        snprintf(ev[i].recipe, sizeof ev[i].recipe, "%s", recipe);
+        snprintf(ev[i].profile, sizeof ev[i].profile, "%s", m.profile);
+        (*n)++;
+    }
+    if (i < *n) {
+        ev[i].files++, ev[i].tensors += in.n + out.n;
+        if (!strstr(ev[i].sources, m.backend))
+            snprintf(ev[i].sources + strlen(ev[i].sources), sizeof ev[i].sources - strlen(ev[i].sources), "%s%s",
+                     ev[i].sources[0] ? ", " : "", m.backend);
+    }
+done:
+    qc_set_free(&in);
+    qc_set_free(&out);
+}
+
+/* Every DIR/<folder>/<file>.h5 ($QCHECK_REAL or the source tree's golden/real). */
+static int gather_evidence(evidence *ev, const char **dir)
+{
+    const char *env = getenv("QCHECK_REAL");
+    *dir = env && *env ? env : QC_REAL_DIR;
+    int n = 0;
+    DIR *top = opendir(*dir);
+    struct dirent *d, *f;
+    while (top && (d = readdir(top))) {
+        char sub[1024], path[2048];
+        if (d->d_name[0] == '.')
+            continue;
+        snprintf(sub, sizeof sub, "%s/%s", *dir, d->d_name);
+        DIR *s = opendir(sub);
+        while (s && (f = readdir(s))) {
+            size_t len = strlen(f->d_name);
+            if (len > 3 && !strcmp(f->d_name + len - 3, ".h5")) {
+                snprintf(path, sizeof path, "%s/%s", sub, f->d_name);
+                add_evidence(ev, &n, path);
+            }
+        }
+        if (s)
+            closedir(s);
+    }
+    if (top)
+        closedir(top);
+    return n;
+}
+
+static void print_evidence(const qc_recipe_profile *p, const evidence *ev, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(ev[i].profile, p->name) && !strcmp(ev[i].recipe, qc_recipe_name(p->recipe))) {
+            printf("  backed by: %d files recorded from %s (%lld tensors; CTest conformance re-runs them)\n",
+                   ev[i].files, ev[i].sources, (long long)ev[i].tensors);
+            return;
+        }
+    printf("  backed by: from source reading only (no recorded file names it)\n");
+}
+
 /* Recipe profiles: one line per name with the recipes it defines, then each row's source. */
 static void list_recipe_profiles(void)
 {
@@ -157,10 +243,16 @@ static void list_recipe_profiles(void)
                 printf(" %s", qc_recipe_profile_at(i)->name);
         printf("   (default %s)\n", qc_recipe_default_profile((qc_recipe)r));
     }
+    static evidence ev[QC_MAX_EVIDENCE];
+    const char *dir;
+    int nev = gather_evidence(ev, &dir);
+    printf("(\"backed by\": the recorded real-library outputs under %s that the profile reproduces; README there)\n",
+           dir);
     for (int i = 0; i < qc_recipe_profile_count(); i++) {
         const qc_recipe_profile *p = qc_recipe_profile_at(i);
         printf("%s (recipe %s)\n  library: %s %s\n  reproduces: %s\n", p->name, qc_recipe_name(p->recipe),
                p->of.library, p->of.versions, p->reproduces);
+        print_evidence(p, ev, nev);
     }
 }
 

@@ -39,13 +39,42 @@ static const qc_cast_profile cast_profiles[] = {
     {
         .name = "torch",
         .of = {"torch", "2.11"},
-        .reproduces = "torch 2.11 eager/CUDA casts (c10 Float8_*.h, BFloat16.h, Half.h; measured on an H200, "
-                      "formats.md §13): e4m3fn non-saturating with NaN 0x7F|sign, e5m2 NaN 0x7F|sign and Inf on "
+        .reproduces = "torch 2.11 eager/CUDA casts of one element (c10 Float8_*.h, BFloat16.h, Half.h; measured on an "
+                      "H200, formats.md §13; a tensor's bf16/f16 NaNs: torch-cpu, torch-cuda): e4m3fn non-saturating with NaN 0x7F|sign, e5m2 NaN 0x7F|sign and Inf on "
                       "overflow, bf16 NaN 0x7FC0, f16 NaN 0x7E00|sign, e8m0 linear RNE ignoring the sign "
                       "with 0 -> 0x00; fp4/fp6 (no torch cast) as torchao _f32_to_fpx_unpacked",
         .fp8 = {QC_OVERFLOW_NAN, QC_NAN_KEEP, QC_NANCODE_ONES},
         .bf16 = {QC_OVERFLOW_NAN, QC_NAN_CANONICAL, QC_NANCODE_QUIET},
         .f16 = {QC_OVERFLOW_NAN, QC_NAN_KEEP, QC_NANCODE_QUIET},
+        .ties = QC_TIES_EVEN,
+        .nonan = QC_NONAN_TORCHAO,
+        .zero_sign = QC_ZERO_KEEP,
+        .e8m0 = QC_E8M0_RNE,
+        .e8m0_decoder = QC_E8M0_DEC_TORCH,
+    },
+    {
+        .name = "torch-cpu",
+        .of = {"torch", "2.11"},
+        .reproduces = "torch 2.11 x.to(dtype) of a CPU tensor (vectorized kernels; golden/real/torch-2.11.0, "
+                      "formats.md §15): as torch, but every bf16 NaN is 0xFFFF (the AVX-512 conversion) and an f16 "
+                      "NaN keeps its sign and top payload bits with the quiet bit set (VCVTPS2PH)",
+        .fp8 = {QC_OVERFLOW_NAN, QC_NAN_KEEP, QC_NANCODE_ONES},
+        .bf16 = {QC_OVERFLOW_NAN, QC_NAN_NEGATIVE, QC_NANCODE_ONES},
+        .f16 = {QC_OVERFLOW_NAN, QC_NAN_KEEP, QC_NANCODE_QUIET_PAYLOAD},
+        .ties = QC_TIES_EVEN,
+        .nonan = QC_NONAN_TORCHAO,
+        .zero_sign = QC_ZERO_KEEP,
+        .e8m0 = QC_E8M0_RNE,
+        .e8m0_decoder = QC_E8M0_DEC_TORCH,
+    },
+    {
+        .name = "torch-cuda",
+        .of = {"torch", "2.11"},
+        .reproduces = "torch 2.11 x.to(dtype) of a CUDA tensor (H200; golden/real/torch-2.11.0, formats.md §15): "
+                      "as torch, but every bf16 and f16 NaN is 0x7FFF",
+        .fp8 = {QC_OVERFLOW_NAN, QC_NAN_KEEP, QC_NANCODE_ONES},
+        .bf16 = {QC_OVERFLOW_NAN, QC_NAN_CANONICAL, QC_NANCODE_ONES},
+        .f16 = {QC_OVERFLOW_NAN, QC_NAN_CANONICAL, QC_NANCODE_ONES},
         .ties = QC_TIES_EVEN,
         .nonan = QC_NONAN_TORCHAO,
         .zero_sign = QC_ZERO_KEEP,
@@ -127,12 +156,17 @@ qc_cast_policy qc_cast_profile_policy(const qc_cast_profile *p, qc_format f)
  * [derived] follow the spec's reading of the source, not a measurement. */
 
 #define POW2(rule, dec) {.e8m0 = (rule), .e8m0_emax = -1, .e8m0_mbits = 3, .e8m0_decoder = (dec)}
+/* torchao 0.18.0 to_mx (golden/real/torchao-0.18.0): FLOOR/CEIL/EVEN divide by the byte shifted
+ * into an fp32 and clamped to >= 2^-126 (byte 255 is +Inf: a NaN block's finite elements become
+ * +-0); RCEIL's byte is ceil(log2f(amax / max)) clamped to [-127, 127] with NaN 255 and Inf 254
+ * (a float log2: just above a power of two it is floor's byte), and multiplies by 2^(127-E) (1 for byte 0, 2^-127 for 254). */
 #define MX_TORCHAO(rule, el) .elem = (el), .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, \
     .mx_rule = QC_MX_E8M0_OF_AMAX, .pow2_policy = POW2(rule, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV, \
-    .clamp = QC_CLAMP_TORCH
+    .mx_dec = QC_E8M0_DEC_TORCHAO, .clamp = QC_CLAMP_TORCH
 #define MX_RCEIL(el) .elem = (el), .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, \
-    .mx_rule = QC_MX_E8M0_OF_DESCALE, .scale_op = QC_SCALE_MUL_RCP, \
-    .pow2_policy = POW2(QC_E8M0_RCEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV, .clamp = QC_CLAMP_TORCH
+    .mx_rule = QC_MX_E8M0_OF_DESCALE, .scale_op = QC_SCALE_DIV, \
+    .pow2_policy = POW2(QC_E8M0_TORCHAO_RCEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_MUL, .mx_dec = QC_E8M0_DEC_TORCHAO_RCP, \
+    .clamp = QC_CLAMP_TORCH
 #define MX_OCP(el) .elem = (el), .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, \
     .mx_rule = QC_MX_E8M0_OF_AMAX, .pow2_policy = POW2(QC_E8M0_FLOOR, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV
 #define TORCHAO_SRC "pytorch/ao:torchao/prototype/mx_formats/mx_tensor.py (to_mx"
@@ -146,7 +180,7 @@ qc_cast_policy qc_cast_profile_policy(const qc_cast_profile *p, qc_format f)
 #define OF_SGLANG_TRITON {"sglang Triton kernels", "source-read; scale rule measured with triton 3.6 on an H200"}
 #define OF_DEEPGEMM {"DeepGEMM", "@54e2261"}
 #define OF_VLLM {"vLLM", "PR-53346"}
-#define OF_TORCHAO {"torchao", "@36027d8 (with torch 2.11)"}
+#define OF_TORCHAO {"torchao", "0.18.0 (with torch 2.11)"}
 #define OF_OCP {"microxcaling (OCP MX v1.0)", "@7bc4195"}
 #define OF_FLASHINFER {"flashinfer", "@fb28d72"}
 #define OF_TRITON_KERNELS {"triton_kernels", "source-read"}
@@ -259,11 +293,13 @@ static const qc_recipe_profile recipe_profiles[] = {
 
     /* ---- mxfp8 (formats.md §5) ---- */
     {"torchao-floor", QC_RECIPE_MXFP8, TORCHAO_SRC ", FLOOR, the default): E = floor(log2 amax) - emax, "
-     "x / 2^E, torch.clamp to the element max, torch cast", "torch", 0, NULL, {MX_TORCHAO(QC_E8M0_FLOOR, QC_E4M3FN)}, OF_TORCHAO},
+     "x / max(2^(E-127), 2^-126) (byte 255: x / Inf), torch.clamp to the element max, torch cast", "torch", 0, NULL,
+     {MX_TORCHAO(QC_E8M0_FLOOR, QC_E4M3FN)}, OF_TORCHAO},
     {"torchao-ceil", QC_RECIPE_MXFP8, TORCHAO_SRC ", CEIL)", "torch", 0, NULL, {MX_TORCHAO(QC_E8M0_TORCHAO_CEIL, QC_E4M3FN)}, OF_TORCHAO},
     {"torchao-even", QC_RECIPE_MXFP8, TORCHAO_SRC ", EVEN: mantissa rounded to mbits first)", "torch", 0, NULL,
      {MX_TORCHAO(QC_E8M0_EVEN, QC_E4M3FN)}, OF_TORCHAO},
-    {"torchao-rceil", QC_RECIPE_MXFP8, TORCHAO_SRC ", RCEIL: ceil(amax * fl32(1/max)), _f32_to_e8m0_rceil)",
+    {"torchao-rceil", QC_RECIPE_MXFP8, TORCHAO_SRC ", RCEIL, eager _to_mx_rceil: E = ceil(log2(amax / max)) "
+     "clamped, NaN 255, Inf 254; x * 2^(127-E), 1 for E = 0)",
      "torch", 0, NULL, {MX_RCEIL(QC_E4M3FN)}, OF_TORCHAO},
     {"ocp", QC_RECIPE_MXFP8, OCP_SRC, "ml_dtypes", QC_MOD_SATFINITE | QC_MOD_TIES_AWAY, NULL, {MX_OCP(QC_E4M3FN)}, OF_OCP},
     {"flashinfer-cutedsl", QC_RECIPE_MXFP8,
@@ -313,6 +349,18 @@ static const qc_recipe_profile recipe_profiles[] = {
     {"torchao-even", QC_RECIPE_MXFP6, TORCHAO_SRC ", EVEN)", "torch", 0, NULL,
      {MX_TORCHAO(QC_E8M0_EVEN, QC_E2M3)}, OF_TORCHAO},
     {"torchao-rceil", QC_RECIPE_MXFP6, TORCHAO_SRC ", RCEIL)", "torch", 0, NULL, {MX_RCEIL(QC_E2M3)}, OF_TORCHAO},
+    {"torchao-floor-cuda", QC_RECIPE_MXFP6, TORCHAO_SRC ", FLOOR) on a CUDA tensor: the GPU's NaN 0x7FFFFFFF reaches "
+     "the bit-level cast, so a NaN element's code differs from the CPU's", "torch", 0, NULL,
+     {MX_TORCHAO(QC_E8M0_FLOOR, QC_E2M3), .nan_canonical = 1}, OF_TORCHAO},
+    {"torchao-ceil-cuda", QC_RECIPE_MXFP6, TORCHAO_SRC ", CEIL) on a CUDA tensor: the GPU's NaN 0x7FFFFFFF reaches "
+     "the bit-level cast, so a NaN element's code differs from the CPU's", "torch", 0, NULL,
+     {MX_TORCHAO(QC_E8M0_TORCHAO_CEIL, QC_E2M3), .nan_canonical = 1}, OF_TORCHAO},
+    {"torchao-even-cuda", QC_RECIPE_MXFP6, TORCHAO_SRC ", EVEN) on a CUDA tensor: the GPU's NaN 0x7FFFFFFF reaches "
+     "the bit-level cast, so a NaN element's code differs from the CPU's", "torch", 0, NULL,
+     {MX_TORCHAO(QC_E8M0_EVEN, QC_E2M3), .nan_canonical = 1}, OF_TORCHAO},
+    {"torchao-rceil-cuda", QC_RECIPE_MXFP6, TORCHAO_SRC ", RCEIL) on a CUDA tensor: the GPU's NaN 0x7FFFFFFF reaches "
+     "the bit-level cast, so a NaN element's code differs from the CPU's", "torch", 0, NULL,
+     {MX_RCEIL(QC_E2M3), .nan_canonical = 1}, OF_TORCHAO},
     {"ocp", QC_RECIPE_MXFP6, OCP_SRC, "ml_dtypes", QC_MOD_SATFINITE | QC_MOD_TIES_AWAY, NULL,
      {MX_OCP(QC_E2M3)}, OF_OCP},
 
@@ -324,6 +372,18 @@ static const qc_recipe_profile recipe_profiles[] = {
     {"torchao-even", QC_RECIPE_MXFP4, TORCHAO_SRC ", EVEN)", "torch", 0, NULL,
      {MX_TORCHAO(QC_E8M0_EVEN, QC_E2M1)}, OF_TORCHAO},
     {"torchao-rceil", QC_RECIPE_MXFP4, TORCHAO_SRC ", RCEIL)", "torch", 0, NULL, {MX_RCEIL(QC_E2M1)}, OF_TORCHAO},
+    {"torchao-floor-cuda", QC_RECIPE_MXFP4, TORCHAO_SRC ", FLOOR) on a CUDA tensor: the GPU's NaN 0x7FFFFFFF reaches "
+     "the bit-level cast, so a NaN element's code differs from the CPU's", "torch", 0, NULL,
+     {MX_TORCHAO(QC_E8M0_FLOOR, QC_E2M1), .nan_canonical = 1}, OF_TORCHAO},
+    {"torchao-ceil-cuda", QC_RECIPE_MXFP4, TORCHAO_SRC ", CEIL) on a CUDA tensor: the GPU's NaN 0x7FFFFFFF reaches "
+     "the bit-level cast, so a NaN element's code differs from the CPU's", "torch", 0, NULL,
+     {MX_TORCHAO(QC_E8M0_TORCHAO_CEIL, QC_E2M1), .nan_canonical = 1}, OF_TORCHAO},
+    {"torchao-even-cuda", QC_RECIPE_MXFP4, TORCHAO_SRC ", EVEN) on a CUDA tensor: the GPU's NaN 0x7FFFFFFF reaches "
+     "the bit-level cast, so a NaN element's code differs from the CPU's", "torch", 0, NULL,
+     {MX_TORCHAO(QC_E8M0_EVEN, QC_E2M1), .nan_canonical = 1}, OF_TORCHAO},
+    {"torchao-rceil-cuda", QC_RECIPE_MXFP4, TORCHAO_SRC ", RCEIL) on a CUDA tensor: the GPU's NaN 0x7FFFFFFF reaches "
+     "the bit-level cast, so a NaN element's code differs from the CPU's", "torch", 0, NULL,
+     {MX_RCEIL(QC_E2M1), .nan_canonical = 1}, OF_TORCHAO},
     {"ocp", QC_RECIPE_MXFP4, OCP_SRC, "ml_dtypes", QC_MOD_SATFINITE | QC_MOD_TIES_AWAY, NULL,
      {MX_OCP(QC_E2M1)}, OF_OCP},
     {"flashinfer-fast", QC_RECIPE_MXFP4,
@@ -368,12 +428,22 @@ static const qc_recipe_profile recipe_profiles[] = {
      "(gs * (1/6)), outputScale = min(1 / (SFdec * (1/gs)), FLT_MAX) with IEEE division; TE global scale",
      "ptx", 0, "ptx", {.elem = QC_E2M1, .group = 16, .nv_order = QC_NVFP4_TE, .nv_gscale = QC_GSCALE_TE}, OF_FLASHINFER},
     {"torchao", QC_RECIPE_NVFP4,
-     "torchao nvfp4_quantize (prototype/mx_formats/nvfp4_tensor.py): per_tensor_scale = amax / 2688, "
+     "torchao nvfp4_quantize (prototype/mx_formats/nvfp4_tensor.py): per_tensor_scale None by default (no "
+     "global scale; gscale_decode=per_tensor_amax_to_scale(amax) = amax / 2688 for the two-level form), "
      "block_scale = amax_b / 6 / per_tensor_scale clamped to [2^-6, 448] -> e4m3 (never subnormal, zero "
      "blocks get 2^-6), q = clamp(x * ((1/per_tensor_scale) / sf), +-6) -> torchao fp4 cast",
      "torch", 0, "torch",
      {.elem = QC_E2M1, .group = 16, .amax_nan = QC_AMAX_NAN_PROPAGATE, .nv_order = QC_NVFP4_TORCHAO,
-      .nv_gscale = QC_GSCALE_TORCHAO, .clamp = QC_CLAMP_TORCH, .clamp_max = 6.0f}, OF_TORCHAO},
+      .nv_gscale = QC_GSCALE_NONE, .clamp = QC_CLAMP_TORCH, .clamp_max = 6.0f}, OF_TORCHAO},
+    {"torchao-cuda", QC_RECIPE_NVFP4,
+     "the same on a CUDA tensor: a NaN is the GPU's 0x7FFFFFFF, so a NaN global scale gives code 4 (the CPU: 3); "
+     "torchao nvfp4_quantize (prototype/mx_formats/nvfp4_tensor.py): per_tensor_scale None by default (no "
+     "global scale; gscale_decode=per_tensor_amax_to_scale(amax) = amax / 2688 for the two-level form), "
+     "block_scale = amax_b / 6 / per_tensor_scale clamped to [2^-6, 448] -> e4m3 (never subnormal, zero "
+     "blocks get 2^-6), q = clamp(x * ((1/per_tensor_scale) / sf), +-6) -> torchao fp4 cast",
+     "torch", 0, "torch",
+     {.elem = QC_E2M1, .group = 16, .amax_nan = QC_AMAX_NAN_PROPAGATE, .nv_order = QC_NVFP4_TORCHAO,
+      .nv_gscale = QC_GSCALE_NONE, .clamp = QC_CLAMP_TORCH, .clamp_max = 6.0f, .nan_canonical = 1}, OF_TORCHAO},
 };
 
 int qc_recipe_profile_count(void) { return (int)(sizeof recipe_profiles / sizeof recipe_profiles[0]); }

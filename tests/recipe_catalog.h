@@ -32,21 +32,26 @@ typedef struct recipe_case {
 #define ONE 0x3F800000u
 
 static const recipe_case recipe_catalog[] = {
-    /* ---- the MXFP8 contract, torchao-rceil (descale = amax * fl32(1/448) = amax * 0x3B124925, RCEIL) ---- */
+    /* ---- the MXFP8 contract, torchao-rceil: torchao 0.18.0 _to_mx_rceil in eager mode (mx_tensor.py;
+     * golden/real/torchao-0.18.0 records it): descale = amax / 448, byte = clamp(ceil(log2(descale)),
+     * -127, 127) + 127, NaN 255, Inf 254; elements x * 2^(127 - byte), x * 1 for byte 0 and x * 2^-127
+     * for 254, then torch.clamp and the torch cast ---- */
     {"mxfp8_zero_block", "mxfp8", "torchao-rceil", 0, 1, 32, 1, {0}, 1, {0x00}, 0x00, 0x00,
-     "amax 0 -> descale 0 -> RCEIL byte 0; 0 / 2^-127 = 0 -> 0x00"},
-    {"mxfp8_smallest_normal", "mxfp8", "torchao-rceil", 0, 1, 32, 2, {0x00800000u, 0x00800000u}, 2, {0x40, 0x40}, 0x00, 0x00,
-     "amax 2^-126: descale bits 0x00004925 (fp32 subnormal, f < 0x400000) -> byte 0 = 2^-127; 2^-126 / 2^-127 = 2 -> 0x40"},
-    {"mxfp8_mixed_inf", "mxfp8", "torchao-rceil", 0, 1, 32, 3, {INF, ONE, 0xBF800000u}, 3, {0x7F, 0x7F, 0x7F}, 0x7F, 0xFF,
-     "amax Inf -> RCEIL non-finite -> 0xFF (NaN); x / NaN = NaN -> torch.clamp keeps NaN -> torch cast 0x7F"},
+     "amax 0 -> descale 0 -> log2 -Inf, clamped -> byte 0; 0 * 1 = 0 -> 0x00"},
+    {"mxfp8_smallest_normal", "mxfp8", "torchao-rceil", 0, 1, 32, 2, {0x00800000u, 0x00800000u}, 2, {0x00, 0x00}, 0x00, 0x00,
+     "amax 2^-126: descale 2^-126 / 448 ~ 2^-134.8 -> ceil -134, clamped to -127 -> byte 0, whose multiplier is 1: "
+     "2^-126 * 1 is far below e4m3's 2^-9 -> 0x00"},
+    {"mxfp8_mixed_inf", "mxfp8", "torchao-rceil", 0, 1, 32, 3, {INF, ONE, 0xBF800000u}, 3, {0x7E, 0x00, 0x80}, 0x00, 0xFE,
+     "amax Inf -> descale Inf -> byte 254, multiplier 2^-127: Inf stays Inf -> torch.clamp 448 -> 0x7E; +-1 * 2^-127 -> "
+     "+-0 (0x00, 0x80)"},
     {"mxfp8_mixed_nan", "mxfp8", "torchao-rceil", 0, 1, 32, 2, {QNAN, ONE}, 2, {0x7F, 0x7F}, 0x7F, 0xFF,
      "torch amax propagates NaN -> 0xFF -> every element NaN -> 0x7F"},
     {"mxfp8_pm_fp8_max", "mxfp8", "torchao-rceil", 0, 1, 32, 2, {0x43E00000u, 0xC3E00000u}, 2, {0x7E, 0xFE}, 0x00, 0x7F,
-     "amax 448: 448 * fl32(1/448) = 1.0 exactly -> byte 127, scale 1 -> +-448 = 0x7E/0xFE"},
+     "amax 448: 448 / 448 = 1 -> log2 0 -> byte 127, multiplier 1 -> +-448 = 0x7E/0xFE"},
     {"mxfp8_pm_dtype_max", "mxfp8", "torchao-rceil", 0, 1, 32, 2, {FMAX, NFMAX}, 2, {0x78, 0xF8}, 0x00, 247,
      "amax FLT_MAX: descale ~1.14*2^119 -> ceil 2^120 (byte 247); FLT_MAX / 2^120 = 2^8(1-2^-24) -> RNE 256 = 0x78"},
     {"mxfp8_pm_smallest_subnormal", "mxfp8", "torchao-rceil", 0, 1, 32, 2, {0x00000001u, 0x80000001u}, 2, {0x00, 0x80}, 0x00, 0x00,
-     "amax 2^-149: descale underflows to 0 -> byte 0; 2^-149 * 2^127 = 2^-22 < 2^-10 -> +-0 (torch keeps the sign)"},
+     "amax 2^-149: descale underflows to 0 -> byte 0, multiplier 1; 2^-149 < 2^-10 -> +-0 (torch keeps the sign)"},
     {"mxfp8_underflow_mix", "mxfp8", "torchao-rceil", 0, 1, 32, 4, {0x43E00000u, 0x3A800000u, 0x3AC00000u, 0xBA000000u},
      4, {0x7E, 0x00, 0x01, 0x80}, 0x00, 0x7F,
      "scale 1: 2^-10 is the tie 0|2^-9 -> even 0; 1.5*2^-10 -> 2^-9 (0x01); -2^-11 -> -0 (0x80)"},
@@ -54,7 +59,7 @@ static const recipe_case recipe_catalog[] = {
      3, {0x7E, 0xFE, 0x00}, 0x00, 0x7F,
      "FLOOR: floor(log2 500) - 8 = 0 -> byte 127; 500 > 448 saturated by torch.clamp -> 0x7E/0xFE; 2^-11 -> 0"},
     {"mxfp8_saturation_rceil", "mxfp8", "torchao-rceil", 0, 1, 32, 1, {0x43FA0000u}, 1, {0x78}, 0x00, 0x80,
-     "RCEIL: 500 * fl32(1/448) = 1.116 -> byte 128 (2); 250 -> RNE on the 16-spaced grid -> 256 = 0x78"},
+     "RCEIL: 500 / 448 = 1.116 -> ceil(log2) 1 -> byte 128; 500 * 2^-1 = 250 -> RNE on the 16-spaced grid -> 256 = 0x78"},
     {"mxfp8_all_nan", "mxfp8", "torchao-rceil", 0, 1, 32, 1, {QNAN}, 1, {0x7F}, 0x7F, 0xFF,
      "a NaN block: 0xFF and NaN elements (0x7F; the +0 elements divided by NaN are NaN too)"},
     {"mxfp8_satfinite_ocp", "mxfp8", "ocp", 0, 1, 32, 2, {0x43F00000u, 0xC3F00000u}, 2, {0x7E, 0xFE}, 0x00, 0x7F,

@@ -485,6 +485,12 @@ uint8_t slow_e8m0_encode(float x, const qc_cast_policy *p)
     case QC_E8M0_TRITON_DOWN:
         return (uint8_t)((bits & 0x7F800000u) >> 23);
 
+    case QC_E8M0_TORCHAO_RCEIL: /* clamp(ceil(log2 x), -127, 127) + 127, NaN 255, Inf 254 (exact log2) */
+        if (nan)
+            return 0xFF;
+        if (inf)
+            return 0xFE;
+        return a == 0 ? 0 : (uint8_t)clampi(l.ceil, -127, 127) + 127;
     case QC_E8M0_LOG2_CEIL: {
         /* exp2(ceil(log2|x|)) as an fp32 power of two, then its e8m0 byte: 2^c for c in
          * [-127, 127] is byte c + 127; c < -127 gives an fp32 below 2^-127 (byte 0); c > 127
@@ -531,6 +537,10 @@ double slow_e8m0_decode(uint8_t code, qc_e8m0_decoder d)
         if (E == 0)
             return 0.0;
         return 254 - E > 0 ? ldexp(1.0, (254 - E) - 127) : 0.0;
+    case QC_E8M0_DEC_TORCHAO: /* torchao: the fp32 with exponent field E, at least 2^-126 */
+        return E == 255 ? INFINITY : ldexp(1.0, E == 0 ? -126 : E - 127);
+    case QC_E8M0_DEC_TORCHAO_RCP: /* torchao RCEIL's multiplier: NaN stays, 254 (Inf) -> 2^-127, 0 -> 1 */
+        return E == 255 ? NAN : E == 0 ? 1.0 : ldexp(1.0, 127 - E);
     default:
         return NAN;
     }

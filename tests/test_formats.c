@@ -103,7 +103,7 @@ static const e8m0_cfg e8m0_full_cfgs[] = {
     {QC_E8M0_FLOOR_SAT, 0, 3}, {QC_E8M0_RCEIL, 0, 3},        {QC_E8M0_DEEPGEMM, 0, 3},
     {QC_E8M0_FLOOR, 8, 3},     {QC_E8M0_TORCHAO_CEIL, 2, 3}, {QC_E8M0_EVEN, 2, 1},
     {QC_E8M0_TRITON_UP, 0, 3}, {QC_E8M0_TRITON_DOWN, 0, 3},  {QC_E8M0_LOG2_CEIL, 0, 3},
-    {QC_E8M0_MLDTYPES_06, 0, 3},
+    {QC_E8M0_MLDTYPES_06, 0, 3}, {QC_E8M0_TORCHAO_RCEIL, 0, 3},
 };
 #define N_E8M0_FULL ((int)(sizeof e8m0_full_cfgs / sizeof e8m0_full_cfgs[0]))
 
@@ -473,6 +473,11 @@ static const dvec e8m0_decode_vectors[] = {
     {QC_E8M0_DEC_TRTLLM_RCP, 0xFE, 0x00400000},
     {QC_E8M0_DEC_CUTEDSL_INV, 0x00, 0x00000000}, {QC_E8M0_DEC_CUTEDSL_INV, 0xFE, 0x00000000},
     {QC_E8M0_DEC_CUTEDSL_INV, 0xFD, 0x00800000}, {QC_E8M0_DEC_CUTEDSL_INV, 0x7F, 0x3F800000},
+    /* torchao to_mx (golden/real/torchao-0.18.0): clamp(E << 23, min=2^-126); 2^(127-E) of RCEIL */
+    {QC_E8M0_DEC_TORCHAO, 0x00, 0x00800000}, {QC_E8M0_DEC_TORCHAO, 0xFF, 0x7F800000},
+    {QC_E8M0_DEC_TORCHAO, 0x80, 0x40000000}, {QC_E8M0_DEC_TORCHAO_RCP, 0x00, 0x3F800000},
+    {QC_E8M0_DEC_TORCHAO_RCP, 0x7E, 0x40000000}, {QC_E8M0_DEC_TORCHAO_RCP, 0xFE, 0x00400000},
+    {QC_E8M0_DEC_TORCHAO_RCP, 0xFF, 0x7FC00000},
 };
 #define N_E8M0_DECODE_VECTORS ((int)(sizeof e8m0_decode_vectors / sizeof e8m0_decode_vectors[0]))
 
@@ -954,7 +959,8 @@ static int check_e8m0_one(const qc_cast_policy *p, uint32_t b, const char *what)
         return 0;
     /* B11: fp32 log2f rounds log2 of an input just above 2^k to k, so ceil gives k, one byte
      * below the exact ceil. Counted, not failed (formats.md §10 B11, §2.2 sglang/vLLM row). */
-    if (p->e8m0 == QC_E8M0_LOG2_CEIL && slow_just_above_pow2(x) && got + 1 == want)
+    if ((p->e8m0 == QC_E8M0_LOG2_CEIL || p->e8m0 == QC_E8M0_TORCHAO_RCEIL) && slow_just_above_pow2(x) &&
+        got + 1 == want)
         return 1;
     encode_mismatch(what, QC_E8M0, p, b, want, got);
     return 0;

@@ -58,15 +58,19 @@ static inline mf_plan mf_plan_of(qc_minifloat m, const qc_cast_policy *p)
     k.zero_modelopt = !k.zero_drop && p->zero_sign == QC_ZERO_MODELOPT;
     k.nan_none = m.specials == QC_SPECIALS_NONE, k.nonan = p->nonan;
     k.nan_signed = p->nan_sign == QC_NAN_KEEP && m.specials != QC_SPECIALS_FNUZ;
-    k.nan_payload = m.specials == QC_SPECIALS_IEEE && p->nan_code == QC_NANCODE_PAYLOAD;
+    /* 1: numpy's payload, forced nonzero; 2: the payload with the quiet bit (x86 VCVTPS2PH) */
+    k.nan_payload = m.specials != QC_SPECIALS_IEEE ? 0 : p->nan_code == QC_NANCODE_PAYLOAD ? 1
+                    : p->nan_code == QC_NANCODE_QUIET_PAYLOAD ? 2 : 0;
     if (m.specials == QC_SPECIALS_FNUZ)
         k.nan_code = k.signbit;
-    else if (m.specials == QC_SPECIALS_IEEE && p->nan_code == QC_NANCODE_QUIET)
+    else if (m.specials == QC_SPECIALS_IEEE && (p->nan_code == QC_NANCODE_QUIET || p->nan_code == QC_NANCODE_QUIET_PAYLOAD))
         k.nan_code = expo | (1u << (m.mbits - 1));
     else if (m.specials == QC_SPECIALS_IEEE && p->nan_code == QC_NANCODE_PAYLOAD)
         k.nan_code = expo;
     else
         k.nan_code = expo | mant;
+    if (p->nan_sign == QC_NAN_NEGATIVE && m.specials != QC_SPECIALS_FNUZ)
+        k.nan_code |= k.signbit;
     int shift = 23 - m.mbits;
     k.min_normal = (uint32_t)(k.emin + 127) << 23;
     k.rebias = (uint32_t)((int64_t)(m.bias - 127) * (1 << 23)) + ((1u << (shift - 1)) - 1u);
@@ -84,8 +88,11 @@ static inline __attribute__((always_inline)) __m512i mf_nan16(const mf_plan k, _
 {
     if (!k.nan_none) {
         __m512i c = V1(k.nan_code);
-        if (k.nan_payload) /* numpy: top payload bits, forced nonzero */
-            c = _mm512_or_si512(c, _mm512_max_epu32(_mm512_srli_epi32(_mm512_and_si512(abs, V1(0x7FFFFF)), 23 - k.mbits), V1(1)));
+        __m512i payload = _mm512_srli_epi32(_mm512_and_si512(abs, V1(0x7FFFFF)), 23 - k.mbits);
+        if (k.nan_payload == 1) /* numpy: top payload bits, forced nonzero */
+            c = _mm512_or_si512(c, _mm512_max_epu32(payload, V1(1)));
+        else if (k.nan_payload == 2) /* x86: the quiet bit is in nan_code already */
+            c = _mm512_or_si512(c, payload);
         return k.nan_signed ? _mm512_or_si512(c, sign) : c;
     }
     switch (k.nonan) {

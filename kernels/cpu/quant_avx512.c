@@ -83,6 +83,7 @@ typedef struct elem_op {
     qc_clamp clamp;
     float clamp_max;
     int stream; /* 64-byte code stores go around the cache (qc_avx512_set_stream_min) */
+    int c_nan_first; /* a NaN multiplier's NaN is the product's, even for a NaN x (nvfp4.c, torchao) */
 } elem_op;
 
 static inline __m512 ftz16(__m512 v)
@@ -116,9 +117,11 @@ static inline __m512 clamp16(__m512 v, qc_clamp c, __m512 m, __m512 neg)
 /* x * c for a NaN multiplier c: x's NaN (quieted) where x is NaN, else c's. The reference pins
  * the NaN of a product of two NaNs to the first operand's (arith.h qcref_fl32_mul), and x is the
  * first operand of every element product (scale.c, mx.c, nvfp4.c). */
-static inline __m512 nan_product(__m512 x, float c)
+static inline __m512 nan_product(__m512 x, float c, int c_first)
 {
     __m512 r = _mm512_set1_ps(c + c);
+    if (c_first)
+        return r;
     __m512 qx = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(x), V1(0x00400000)));
     return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), qx);
 }
@@ -239,7 +242,7 @@ static inline __attribute__((always_inline)) void elem_row_with(const float *x, 
         for (size_t i = g0; i < g1; i += 16) {
             __mmask16 t = tail(g1 - i);
             __m512 v = _mm512_maskz_loadu_ps(t, x + i);
-            __m512i r = nan_c ? mf_encode16_with(k, _mm512_castps_si512(clamp16(nan_product(v, cs), clamp, m, neg)), even)
+            __m512i r = nan_c ? mf_encode16_with(k, _mm512_castps_si512(clamp16(nan_product(v, cs, op.c_nan_first), clamp, m, neg)), even)
                               : elem16(v, cv, k, kind, clamp, m, neg, even, 0);
             _mm512_mask_cvtepi32_storeu_epi8(q + i, t, r);
         }
@@ -444,6 +447,13 @@ static inline __m512 e8m0_decode16(__m512i E, qc_e8m0_decoder d)
     case QC_E8M0_DEC_CUTEDSL_INV:
         r = _mm512_maskz_mov_epi32(~e0 & _mm512_cmplt_epu32_mask(E, V1(254)), _mm512_slli_epi32(_mm512_sub_epi32(V1(254), E), 23));
         break;
+    case QC_E8M0_DEC_TORCHAO: r = _mm512_mask_mov_epi32(shifted, e0, V1(0x00800000)); break;
+    case QC_E8M0_DEC_TORCHAO_RCP: /* 2^(127 - E), 1 for E = 0, 254 -> 2^-127, 255 -> NaN */
+        r = _mm512_slli_epi32(_mm512_sub_epi32(V1(254), E), 23);
+        r = _mm512_mask_mov_epi32(r, _mm512_cmpeq_epi32_mask(E, V1(254)), V1(0x00400000));
+        r = _mm512_mask_mov_epi32(r, _mm512_cmpeq_epi32_mask(E, V1(255)), V1(QC_F32_QNAN));
+        r = _mm512_mask_mov_epi32(r, e0, V1(0x3F800000));
+        break;
     default: /* torch, CUDA, ml_dtypes */
         r = _mm512_mask_mov_epi32(_mm512_mask_mov_epi32(shifted, e0, V1(0x00400000)), _mm512_cmpeq_epi32_mask(E, V1(255)),
                                   V1(QC_F32_QNAN));
@@ -519,7 +529,7 @@ static __m512 scale_of16(__m512 amax, const chain *k)
 static elem_op tiled_op(const qc_recipe_policy *p)
 {
     qc_elem_op e = p->elem_op == QC_ELEM_MUL_MAX_AMAX && p->pow2 != QC_POW2_NONE ? QC_ELEM_MUL_RCP : p->elem_op;
-    elem_op o = {p->div_mode == QC_DIV_FAST ? EL_MUL_FTZ : EL_MUL, p->clamp, p->clamp_max, 0};
+    elem_op o = {p->div_mode == QC_DIV_FAST ? EL_MUL_FTZ : EL_MUL, p->clamp, p->clamp_max, 0, 0};
     if (e == QC_ELEM_DIV && p->div_mode == QC_DIV_IEEE)
         o.kind = EL_DIV;
     return o;
@@ -636,7 +646,7 @@ static __m512i mx_byte16(__m512 amax, const chain *k)
 
 static elem_op mx_elem_op(const qc_recipe_policy *p)
 {
-    elem_op o = {p->div_mode == QC_DIV_FAST ? EL_MUL_FTZ : EL_MUL, p->clamp, p->clamp_max, 0};
+    elem_op o = {p->div_mode == QC_DIV_FAST ? EL_MUL_FTZ : EL_MUL, p->clamp, p->clamp_max, 0, 0};
     if (p->mx_op == QC_MX_DIV)
         o.kind = EL_DIV;
     return o;
@@ -710,8 +720,8 @@ static void mx_quant(const qc_recipe_policy *p, const float *x, size_t rows, siz
 
 static float nv_global(const qc_recipe_policy *p, float amax_t)
 {
-    if (p->nv_gscale == QC_GSCALE_TORCHAO)
-        return amax_t / 2688.0f; /* per_tensor_scale, the decode form */
+    if (p->nv_gscale == QC_GSCALE_NONE)
+        return 1.0f; /* torchao's per_tensor_scale=None: no global scale */
     float gs = amax_t == 0.0f ? 0x1.fffffep127f : 2688.0f / amax_t;
     if (p->nv_gscale == QC_GSCALE_TE) {
         gs = gs > 0x1.fffffep127f ? 0x1.fffffep127f : gs;
@@ -736,8 +746,11 @@ static inline __m512 nv_sf_value16(const qc_recipe_policy *p, __m512 vm, float g
 static inline __m512 nv_output16(const qc_recipe_policy *p, __m512 vm, __m512 sfdec, float g, const uint8_t *table)
 {
     __mmask16 zero = _mm512_cmp_ps_mask(p->nv_zero == QC_ZERO_SFVALUE ? sfdec : vm, _mm512_setzero_ps(), _CMP_EQ_OQ);
-    if (p->nv_order == QC_NVFP4_TORCHAO)
+    if (p->nv_order == QC_NVFP4_TORCHAO) { /* nvfp4.c: a NaN scale has torch's bits */
+        __mmask16 nan = _mm512_cmp_ps_mask(sfdec, sfdec, _CMP_UNORD_Q);
+        sfdec = _mm512_mask_mov_ps(sfdec, nan, _mm512_castsi512_ps(V1(QC_TORCH_E4M3_NAN)));
         return _mm512_div_ps(_mm512_set1_ps(1.0f / g), sfdec);
+    }
     if (p->nv_order == QC_NVFP4_TE) {
         __m512 o = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_mul_ps(sfdec, _mm512_set1_ps(1.0f / g)));
         o = _mm512_mask_mov_ps(o, zero, _mm512_setzero_ps());
@@ -802,7 +815,7 @@ static void nvfp4_quant(const qc_recipe_policy *p, const float *x, size_t rows, 
     out->gscale = p->nv_order == QC_NVFP4_TORCHAO ? g : 1.0f / g;
     float otab[256];
     nv_output_table(p, g, table, otab);
-    elem_op op = {EL_MUL, p->clamp, p->clamp_max, stream};
+    elem_op op = {EL_MUL, p->clamp, p->clamp_max, stream, p->nv_order == QC_NVFP4_TORCHAO};
     size_t b = (size_t)p->group, nb = cols / b;
     /* One pass per 16 blocks while they are in L1: vecMax, SF, outputScale, elements. */
     for (size_t i = 0; i < rows; i++) {
@@ -861,7 +874,7 @@ static int e8m0_rule_known(qc_recipe r, const qc_recipe_policy *p)
 {
     int e8 = (r <= QC_RECIPE_BLOCK && p->pow2 == QC_POW2_E8M0) ||
              (r >= QC_RECIPE_MXFP8 && r <= QC_RECIPE_MXFP4 && p->mx_rule != QC_MX_CUTEDSL);
-    return !e8 || p->pow2_policy.e8m0 < QC_E8M0_RULE_COUNT;
+    return !e8 || (p->pow2_policy.e8m0 < QC_E8M0_RULE_COUNT && p->pow2_policy.e8m0 != QC_E8M0_TORCHAO_RCEIL);
 }
 
 int qc_avx512_quant_supported(qc_recipe r, const qc_recipe_policy *p)
@@ -869,6 +882,8 @@ int qc_avx512_quant_supported(qc_recipe r, const qc_recipe_policy *p)
     if (r >= QC_RECIPE_COUNT || !qcref_is_minifloat(p->elem) || qcref_format_bits(p->elem) > 8)
         return 0;
     if (r == QC_RECIPE_BLOCK && (p->block_r < 1 || p->block_c < 1))
+        return 0;
+    if (p->nan_canonical) /* the GPU's NaN bits: not this CPU's (recipes.h) */
         return 0;
     return e8m0_rule_known(r, p);
 }

@@ -125,7 +125,7 @@ QCK_D qck_elem_op qck_group_step(const qck_quant_args &a, float amax, int64_t i,
         float sfdec = qck_decode_minifloat(qck_format(QC_E4M3FN), sf);
         if (store)
             qck_store_scale_u8(a, i, j, sf);
-        return qck_op_mul(qck_nv_output_scale(p, amax, sfdec, g), 0);
+        return qck_nv_op(p, amax, sfdec, g);
     }
     float s = (a.recipe == QC_RECIPE_TENSOR && a.has_static) ? a.static_scale : qck_tiled_scale(amax, p, a.L);
     if (store)

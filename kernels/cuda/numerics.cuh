@@ -288,7 +288,7 @@ QCK_HD uint32_t qck_encode_minifloat(const qck_fmt &m, float x, const qc_cast_po
             return qck_nonan(m, b, p.nonan);
         if (m.sp == QC_SPECIALS_FNUZ)
             return sbit; /* 0x80, the only NaN */
-        uint32_t s = (p.nan_sign == QC_NAN_KEEP) ? sign : 0u;
+        uint32_t s = p.nan_sign == QC_NAN_NEGATIVE ? sbit : (p.nan_sign == QC_NAN_KEEP) ? sign : 0u;
         if (m.sp == QC_SPECIALS_FN)
             return s | (m.maxmag + 1u); /* S.1111.111 */
         uint32_t mant = (1u << m.mbits) - 1u;
@@ -297,6 +297,8 @@ QCK_HD uint32_t qck_encode_minifloat(const qck_fmt &m, float x, const qc_cast_po
         } else if (p.nan_code == QC_NANCODE_PAYLOAD) {
             mant = (a & 0x7FFFFFu) >> (23 - m.mbits);
             mant = mant ? mant : 1u;
+        } else if (p.nan_code == QC_NANCODE_QUIET_PAYLOAD) {
+            mant = ((a & 0x7FFFFFu) >> (23 - m.mbits)) | (1u << (m.mbits - 1));
         }
         return s | expall | mant;
     }
@@ -475,6 +477,16 @@ QCK_HD uint32_t qck_e8m0_encode(float x, const qc_cast_policy &p, const qck_libm
         int l = qck_ceil_log2(a, L);
         return l < -127 ? 0u : l > 127 ? 0xFFu : (uint32_t)(l + 127);
     }
+    case QC_E8M0_TORCHAO_RCEIL: { /* e8m0.c: log2-ceil saturating at 254, Inf 254 */
+        if (nan)
+            return 0xFFu;
+        if (a == 0)
+            return 0;
+        if (a == QCK_INF)
+            return 0xFEu;
+        int l = qck_ceil_log2(a, L);
+        return l < -127 ? 0u : l > 127 ? 0xFEu : (uint32_t)(l + 127);
+    }
     default:
         return 0xFFu;
     }
@@ -494,6 +506,12 @@ QCK_HD float qck_e8m0_decode(uint32_t E, qc_e8m0_decoder d)
         return qck_float(E <= 253 ? (254u - E) << 23 : 0x00400000u >> (E - 254));
     case QC_E8M0_DEC_CUTEDSL_INV:
         return E == 0 || E >= 254 ? 0.0f : qck_float((254u - E) << 23);
+    case QC_E8M0_DEC_TORCHAO:
+        return qck_float(E == 0 ? 0x00800000u : E << 23);
+    case QC_E8M0_DEC_TORCHAO_RCP:
+        if (E == 0xFF)
+            return qck_float(0x7FC00000u);
+        return E == 0 ? 1.0f : qck_float(E <= 253 ? (254u - E) << 23 : 0x00400000u);
     default:
         return qck_float(E == 0xFF ? 0x7FC00000u : E == 0 ? 0x00400000u : E << 23);
     }
@@ -570,29 +588,32 @@ QCK_D uint32_t qck_cvt_f16x2(float lo, float hi)
 typedef struct qck_elem_op {
     float mult;
     int divide, ftz;
+    int mult_first; /* mult * x: a NaN multiplier's NaN wins over a NaN x (nvfp4.c, torchao) */
 } qck_elem_op;
 
 QCK_HD qck_elem_op qck_op_mul(float m, int ftz)
 {
-    qck_elem_op o = {m, 0, ftz};
+    qck_elem_op o = {m, 0, ftz, 0};
     return o;
 }
 
 QCK_HD qck_elem_op qck_op_div(float d)
 {
-    qck_elem_op o = {d, 1, 0};
+    qck_elem_op o = {d, 1, 0, 0};
     return o;
 }
 
 QCK_HD float qck_apply(const qck_elem_op &o, float x)
 {
-    return o.divide ? qck_div(x, o.mult) : qck_mul_mode(x, o.mult, o.ftz);
+    return o.divide ? qck_div(x, o.mult) : o.mult_first ? qck_mul_mode(o.mult, x, o.ftz) : qck_mul_mode(x, o.mult, o.ftz);
 }
 
 /* The clamp before the cast (formats.md §10 B20; recipes.h qc_clamp). */
 QCK_HD float qck_clamp(float v, const qc_recipe_policy &p)
 {
     float m = p.clamp_max, nm = qck_float(qck_bits(m) ^ 0x80000000u);
+    if (p.nan_canonical && qck_isnan(v)) /* the GPU's own NaN already; explicit for the host emulation */
+        v = qck_float(0x7FFFFFFFu);
     switch (p.clamp) {
     case QC_CLAMP_TORCH:  return qck_isnan(v) ? v : v > m ? m : v < nm ? nm : v;
     case QC_CLAMP_FMINF:  return qck_fmaxf(qck_fminf(v, m), nm);
@@ -693,8 +714,8 @@ QCK_HD float qck_nv_global(const qc_recipe_policy &p, float amax_t, int has_give
         gs = gs > flt_max ? flt_max : gs;
         return gs == 0.0f ? 1.0f : gs;
     }
-    case QC_GSCALE_TORCHAO:
-        return qck_div(amax_t, 2688.0f);
+    case QC_GSCALE_NONE:
+        return 1.0f;
     default:
         return amax_t == 0.0f ? flt_max : qck_div(2688.0f, amax_t);
     }
@@ -702,7 +723,8 @@ QCK_HD float qck_nv_global(const qc_recipe_policy &p, float amax_t, int has_give
 
 QCK_HD float qck_nv_gscale_out(const qc_recipe_policy &p, float g)
 {
-    return p.nv_order == QC_NVFP4_TORCHAO ? g : qck_div(1.0f, g);
+    float d = p.nv_order == QC_NVFP4_TORCHAO ? g : qck_div(1.0f, g);
+    return p.nan_canonical && qck_isnan(d) ? qck_float(0x7FFFFFFFu) : d;
 }
 
 QCK_HD float qck_nv_sf_value(const qc_recipe_policy &p, float vecmax, float g)
@@ -723,8 +745,8 @@ QCK_HD float qck_nv_output_scale(const qc_recipe_policy &p, float vecmax, float 
 {
     int zero = p.nv_zero == QC_ZERO_SFVALUE ? sfdec == 0.0f : vecmax == 0.0f;
     switch (p.nv_order) {
-    case QC_NVFP4_TORCHAO:
-        return qck_div(qck_div(1.0f, g), sfdec);
+    case QC_NVFP4_TORCHAO: /* nvfp4.c: torch's NaN bits (the GPU's own NaN gives the same code) */
+        return qck_div(qck_div(1.0f, g), qck_isnan(sfdec) ? qck_float(QC_TORCH_E4M3_NAN) : sfdec);
     case QC_NVFP4_TE: {
         if (zero)
             return 0.0f;
@@ -734,6 +756,14 @@ QCK_HD float qck_nv_output_scale(const qc_recipe_policy &p, float vecmax, float 
     default:
         return zero ? 0.0f : qck_rcp_approx(qck_mul(sfdec, qck_rcp_approx(g)));
     }
+}
+
+/* An NVFP4 block's element op: x * outputScale (torchao: outputScale * x, nvfp4.c). */
+QCK_HD qck_elem_op qck_nv_op(const qc_recipe_policy &p, float vecmax, float sfdec, float g)
+{
+    qck_elem_op o = qck_op_mul(qck_nv_output_scale(p, vecmax, sfdec, g), 0);
+    o.mult_first = p.nv_order == QC_NVFP4_TORCHAO;
+    return o;
 }
 
 /* The e4m3 block-scale byte: the PTX instruction when the sf cast is the `ptx` policy. */

@@ -286,7 +286,7 @@ static void host_quant(qc_recipe r, const qc_recipe_policy &p, const float *x, s
             } else if (r == QC_RECIPE_NVFP4) {
                 uint32_t sf = qck_encode_e4m3_sf(qck_nv_sf_value(p, amax, g), p.sf_cast);
                 scale_u8[ti * nc + tj] = (uint8_t)sf;
-                op = qck_op_mul(qck_nv_output_scale(p, amax, qck_decode_minifloat(qck_format(QC_E4M3FN), sf), g), 0);
+                op = qck_nv_op(p, amax, qck_decode_minifloat(qck_format(QC_E4M3FN), sf), g);
             } else {
                 float s = static_scale ? *static_scale : qck_tiled_scale(amax, p, L);
                 scale_f32[ti * nc + tj] = s;

@@ -113,6 +113,17 @@ QC_HD uint8_t qcref_e8m0_encode(float x, const qc_cast_policy *p)
         float l = ceilf(log2f(qc_f32_from_bits(abs_bits)));
         return (uint8_t)(l < -127.0f ? 0 : l > 127.0f ? E8M0_NAN : (uint32_t)((int)l + 127));
     }
+    case QC_E8M0_TORCHAO_RCEIL: {
+        /* torch.clamp(torch.ceil(torch.log2(x)), -127, 127) + 127, NaN 255, Inf 254: the float log2
+         * rounds 2^k*(1+2^-23) to k, so there the byte is floor's, not ceil's (golden/real/torchao-0.18.0
+         * to_mx-*-rceil, blocks above_pow2_*) */
+        if (is_nan)
+            return E8M0_NAN;
+        if (nonfinite)
+            return E8M0_MAX;
+        float l = abs_bits ? ceilf(log2f(qc_f32_from_bits(abs_bits))) : -127.0f;
+        return (uint8_t)(l < -127.0f ? 0 : l > 127.0f ? E8M0_MAX : (uint32_t)((int)l + 127));
+    }
     default:
         return E8M0_NAN;
     }
@@ -132,6 +143,12 @@ QC_HD float qcref_e8m0_decode(uint8_t code, qc_e8m0_decoder d)
         return E <= 253 ? qc_f32_from_bits((254u - E) << 23) : qc_f32_from_bits(0x00400000u >> (E - 254));
     case QC_E8M0_DEC_CUTEDSL_INV: /* max(254 - E, 0) << 23, forced to 0 for E = 0 */
         return E == 0 || E >= 254 ? 0.0f : qc_f32_from_bits((254u - E) << 23);
+    case QC_E8M0_DEC_TORCHAO: /* clamp(min=F32_MIN_NORMAL) of the shifted byte (golden/real/torchao-0.18.0) */
+        return qc_f32_from_bits(E == 0 ? 0x00800000u : E << 23);
+    case QC_E8M0_DEC_TORCHAO_RCP: /* the rcp of _to_mx_rceil: NaN stays NaN, Inf's 254 -> 2^-127, 0 -> 1 */
+        if (E == E8M0_NAN)
+            return qc_f32_from_bits(QC_F32_QNAN);
+        return E == 0 ? 1.0f : qc_f32_from_bits(E <= 253 ? (254u - E) << 23 : 0x00400000u);
     default: /* torch, CUDA, ml_dtypes */
         if (E == E8M0_NAN)
             return qc_f32_from_bits(QC_F32_QNAN);

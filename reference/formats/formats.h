@@ -57,13 +57,15 @@ typedef enum qc_overflow {
 /* NaN input into a format that has NaN codes (fnuz formats have one NaN, 0x80, and ignore both). */
 typedef enum qc_nan_sign {
     QC_NAN_KEEP,     /* the sign of the input NaN is kept (torch, ml_dtypes) */
-    QC_NAN_CANONICAL /* always the positive NaN (PTX cvt) */
+    QC_NAN_CANONICAL,/* always the positive NaN (PTX cvt) */
+    QC_NAN_NEGATIVE  /* always the negative NaN (torch's AVX-512 bf16 conversion: 0xFFFF, golden/real) */
 } qc_nan_sign;
 
 typedef enum qc_nan_code {
     QC_NANCODE_ONES,   /* all mantissa bits set: e5m2 0x7F, bf16 0x7FFF, f16 0x7FFF (torch e5m2, PTX) */
     QC_NANCODE_QUIET,  /* only the top mantissa bit: e5m2 0x7E, bf16 0x7FC0, f16 0x7E00 (ml_dtypes, torch bf16/f16) */
-    QC_NANCODE_PAYLOAD /* top payload bits truncated, forced nonzero: numpy float16 (npy_floatbits_to_halfbits) */
+    QC_NANCODE_PAYLOAD,/* top payload bits truncated, forced nonzero: numpy float16 (npy_floatbits_to_halfbits) */
+    QC_NANCODE_QUIET_PAYLOAD /* top payload bits kept with the quiet bit set: x86 VCVTPS2PH (torch f16 on the CPU) */
 } qc_nan_code;
 
 /* Rounding ties (formats.md §3.2); every library rounds to nearest, they differ only here. The rule
@@ -105,6 +107,7 @@ typedef enum qc_e8m0_rule {
     QC_E8M0_TRITON_DOWN,  /* triton_kernels ROUND_DOWN: bits & 0x7F800000 */
     QC_E8M0_LOG2_CEIL,    /* exp2(ceil(log2(x))) in float (sglang/vLLM Triton, modelopt): libm log2f */
     QC_E8M0_MLDTYPES_06,  /* ml_dtypes 0.5-0.6 cast: as 0.7, but an fp32 subnormal above 2^-127 rounds up */
+    QC_E8M0_TORCHAO_RCEIL,/* torchao 0.18 _to_mx_rceil (eager): ceil(log2f(x)) clamped to [-127, 127], NaN 255, Inf 254 */
     QC_E8M0_RULE_COUNT
 } qc_e8m0_rule;
 
@@ -115,6 +118,8 @@ typedef enum qc_e8m0_decoder {
     QC_E8M0_DEC_EXP2,       /* exp2(E - 127): 0 -> 2^-127, 255 -> +Inf (modelopt) */
     QC_E8M0_DEC_TRTLLM_RCP, /* TRT-LLM exp2f_rcp, the reciprocal 2^(127-E): 0 -> 1.0 */
     QC_E8M0_DEC_CUTEDSL_INV,/* flashinfer cute-dsl ue8m0_to_inv_scale_fast: max(254-E, 0) << 23, 0 -> 0 */
+    QC_E8M0_DEC_TORCHAO,    /* torchao to_mx FLOOR/CEIL/EVEN: E << 23 clamped to >= 2^-126: 0 -> 2^-126, 255 -> +Inf */
+    QC_E8M0_DEC_TORCHAO_RCP,/* torchao _to_mx_rceil multiplier 2^(127-E): 0 -> 1.0, 254 -> 2^-127, 255 -> NaN */
     QC_E8M0_DECODER_COUNT
 } qc_e8m0_decoder;
 

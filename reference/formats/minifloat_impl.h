@@ -91,7 +91,7 @@ QC_INLINE QC_HD uint32_t nonan_code(qc_minifloat m, uint32_t bits, qc_nonan rule
 QC_INLINE QC_HD uint32_t nan_code(qc_minifloat m, uint32_t bits, const qc_cast_policy *p)
 {
     uint32_t signbit = 1u << (m.bits - 1);
-    uint32_t sign = (p->nan_sign == QC_NAN_KEEP && (bits >> 31)) ? signbit : 0;
+    uint32_t sign = p->nan_sign == QC_NAN_NEGATIVE || (p->nan_sign == QC_NAN_KEEP && (bits >> 31)) ? signbit : 0;
     uint32_t expo = ((1u << m.ebits) - 1) << m.mbits;
     uint32_t mant = (1u << m.mbits) - 1;
     if (m.specials == QC_SPECIALS_FNUZ)
@@ -103,6 +103,8 @@ QC_INLINE QC_HD uint32_t nan_code(qc_minifloat m, uint32_t bits, const qc_cast_p
             mant = (bits & 0x7FFFFFu) >> (23 - m.mbits);
             if (mant == 0)
                 mant = 1; /* a NaN must stay a NaN */
+        } else if (p->nan_code == QC_NANCODE_QUIET_PAYLOAD) {
+            mant = ((bits & 0x7FFFFFu) >> (23 - m.mbits)) | (1u << (m.mbits - 1));
         }
     }
     return sign | expo | mant;

@@ -18,13 +18,14 @@ static const char *const e8m0_rule_names[QC_E8M0_RULE_COUNT] = {
     [QC_E8M0_FLOOR] = "floor",            [QC_E8M0_TORCHAO_CEIL] = "torchao-ceil",
     [QC_E8M0_EVEN] = "even",              [QC_E8M0_TRITON_UP] = "triton-up",
     [QC_E8M0_TRITON_DOWN] = "triton-down", [QC_E8M0_LOG2_CEIL] = "log2-ceil",
-    [QC_E8M0_MLDTYPES_06] = "ml_dtypes-0.6",
+    [QC_E8M0_MLDTYPES_06] = "ml_dtypes-0.6", [QC_E8M0_TORCHAO_RCEIL] = "torchao-rceil",
 };
 
 static const char *const e8m0_decoder_names[QC_E8M0_DECODER_COUNT] = {
     [QC_E8M0_DEC_TORCH] = "torch",          [QC_E8M0_DEC_SHIFT] = "shift",
     [QC_E8M0_DEC_EXP2] = "exp2",            [QC_E8M0_DEC_TRTLLM_RCP] = "trtllm-rcp",
-    [QC_E8M0_DEC_CUTEDSL_INV] = "cutedsl-inv",
+    [QC_E8M0_DEC_CUTEDSL_INV] = "cutedsl-inv", [QC_E8M0_DEC_TORCHAO] = "torchao",
+    [QC_E8M0_DEC_TORCHAO_RCP] = "torchao-rcp",
 };
 
 static int lookup(const char *const *names, int count, const char *name)
@@ -57,9 +58,11 @@ int qc_e8m0_decoder_from_name(const char *name)
 
 /* Policy values as the CLI spells them (--overflow, --nan, --nan-code, --ties, --nonan, --zero-sign). */
 static const char *const overflow_names[] = {[QC_OVERFLOW_NAN] = "nan", [QC_OVERFLOW_SATFINITE] = "satfinite"};
-static const char *const nan_sign_names[] = {[QC_NAN_KEEP] = "keep", [QC_NAN_CANONICAL] = "canonical"};
+static const char *const nan_sign_names[] = {[QC_NAN_KEEP] = "keep", [QC_NAN_CANONICAL] = "canonical",
+                                             [QC_NAN_NEGATIVE] = "negative"};
 static const char *const nan_code_names[] = {[QC_NANCODE_ONES] = "ones", [QC_NANCODE_QUIET] = "quiet",
-                                             [QC_NANCODE_PAYLOAD] = "payload"};
+                                             [QC_NANCODE_PAYLOAD] = "payload",
+                                             [QC_NANCODE_QUIET_PAYLOAD] = "quiet-payload"};
 static const char *const ties_names[] = {[QC_TIES_EVEN] = "even", [QC_TIES_ZERO] = "zero", [QC_TIES_AWAY] = "away"};
 static const char *const nonan_names[] = {[QC_NONAN_POSMAX] = "posmax", [QC_NONAN_TORCHAO] = "torchao",
                                           [QC_NONAN_MLDTYPES] = "ml_dtypes", [QC_NONAN_ZERO] = "zero"};

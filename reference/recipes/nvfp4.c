@@ -11,7 +11,8 @@
 
 #include "recipes.h"
 
-/* The global encode scale gs of FAST/TE, or the per-tensor decode scale of TORCHAO (formats.md §4.1). */
+/* The global encode scale gs of FAST/TE, or the per-tensor decode scale of TORCHAO (formats.md §4.1),
+ * when the caller gives none. */
 static float global_scale(const qc_recipe_policy *p, float amax_t)
 {
     switch (p->nv_gscale) {
@@ -20,8 +21,8 @@ static float global_scale(const qc_recipe_policy *p, float amax_t)
         gs = gs > FLT_MAX ? FLT_MAX : gs;
         return gs == 0.0f ? 1.0f : gs;
     }
-    case QC_GSCALE_TORCHAO: /* per_tensor_scale = amax / (448 * 6) */
-        return qcref_fl32_div(amax_t, 2688.0f);
+    case QC_GSCALE_NONE: /* single-level scaling: amax/6 goes to e4m3 as it is */
+        return 1.0f;
     default: /* flashinfer make_nvfp4_global_scale: (448 * 6) / amax, amax = 0 -> FLT_MAX */
         return amax_t == 0.0f ? FLT_MAX : qcref_fl32_div(2688.0f, amax_t);
     }
@@ -46,8 +47,8 @@ static float output_scale(const qc_recipe_policy *p, float vecmax, float sfdec, 
 {
     int zero = p->nv_zero == QC_ZERO_SFVALUE ? sfdec == 0.0f : vecmax == 0.0f;
     switch (p->nv_order) {
-    case QC_NVFP4_TORCHAO:
-        return qcref_fl32_div(qcref_fl32_div(1.0f, g), sfdec);
+    case QC_NVFP4_TORCHAO: /* a NaN block scale has torch's bits, which its fp4 cast reads */
+        return qcref_fl32_div(qcref_fl32_div(1.0f, g), sfdec != sfdec ? qc_f32_from_bits(QC_TORCH_E4M3_NAN) : sfdec);
     case QC_NVFP4_TE: {
         if (zero)
             return 0.0f;
@@ -62,7 +63,8 @@ static float output_scale(const qc_recipe_policy *p, float vecmax, float sfdec, 
 /* The decode-form global scale written to PREFIX.gscale and multiplied by the dequantization. */
 static float global_decode(const qc_recipe_policy *p, float g)
 {
-    return p->nv_order == QC_NVFP4_TORCHAO ? g : qcref_fl32_div(1.0f, g);
+    float d = p->nv_order == QC_NVFP4_TORCHAO ? g : qcref_fl32_div(1.0f, g);
+    return p->nan_canonical && d != d ? qc_f32_from_bits(0x7FFFFFFFu) : d;
 }
 
 void qcref_nvfp4_quant(const qc_recipe_policy *p, const float *x, size_t rows, size_t cols,
@@ -84,7 +86,9 @@ void qcref_nvfp4_quant(const qc_recipe_policy *p, const float *x, size_t rows, s
             float o = output_scale(p, vecmax, sfdec, g);
             out->scale_u8[i * nb + k] = sf;
             for (size_t j = 0; j < b; j++) {
-                float v = qcref_recipe_clamp(qcref_fl32_mul(xb[j], o), p);
+                /* torch on the CPU multiplies NaN by NaN into the scale's NaN (golden/real) */
+                float v = qcref_recipe_clamp(p->nv_order == QC_NVFP4_TORCHAO ? qcref_fl32_mul(o, xb[j])
+                                                                              : qcref_fl32_mul(xb[j], o), p);
                 out->q[i * cols + k * b + j] = (uint8_t)qcref_encode(QC_E2M1, v, &p->cast);
             }
         }

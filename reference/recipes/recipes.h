@@ -101,11 +101,16 @@ typedef enum qc_zero_rule {
     QC_ZERO_SFVALUE /* outputScale = 0 iff SFValue == 0 (vLLM / sgl-kernel copy) */
 } qc_zero_rule;
 
-/* NVFP4 global encode scale from the tensor amax when none is given (formats.md §4.1). */
+/* torch's e4m3fn NaN (0x7F) as fp32: 0x7FF00000 (c10 fp8e4m3fn_to_fp32_value keeps the code's
+ * mantissa bits under the all-ones exponent). torchao's bit-level fp4 cast reads these bits, so a
+ * NaN block gives code 4, not the 3 of a 0x7FC00000 NaN (golden/real/torchao-0.18.0 nvfp4_quantize-*). */
+#define QC_TORCH_E4M3_NAN 0x7FF00000u
+
+/* NVFP4 global scale when none is given (formats.md §4.1, §4.3). */
 typedef enum qc_gscale_rule {
-    QC_GSCALE_FLASHINFER, /* 2688 / amax, amax = 0 -> FLT_MAX */
+    QC_GSCALE_FLASHINFER, /* encode 2688 / amax, amax = 0 -> FLT_MAX */
     QC_GSCALE_TE,         /* as flashinfer, clamped to <= FLT_MAX, gs == 0 -> 1 */
-    QC_GSCALE_TORCHAO     /* per_tensor_scale = amax / 2688 (decode form); its inverse divides */
+    QC_GSCALE_NONE        /* none: 1 (torchao nvfp4_quantize's default per_tensor_scale=None, golden/real) */
 } qc_gscale_rule;
 
 typedef struct qc_recipe_policy {
@@ -136,6 +141,10 @@ typedef struct qc_recipe_policy {
     qc_gscale_rule nv_gscale;
     qc_cast_policy sf_cast;  /* e4m3 block scale cast */
     qc_e8m0_decoder dequant_e8m0; /* e8m0 decoder of dequantization */
+    /* 1: a NaN the fp32 scaling produces is the canonical 0x7FFFFFFF, as on NVIDIA GPUs (an x86
+     * CPU passes the operand's NaN on); it shows where a bit-level cast reads the NaN's payload
+     * (torchao's fp4/fp6 casts, golden/real/torchao-0.18.0 *-cuda.h5) */
+    int nan_canonical;
 } qc_recipe_policy;
 
 /* A quantized tensor: payload codes (one per element), scales, optional global scale. */

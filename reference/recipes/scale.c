@@ -64,6 +64,8 @@ float qcref_scale_from_amax(float amax, const qc_recipe_policy *p)
 float qcref_recipe_clamp(float v, const qc_recipe_policy *p)
 {
     float m = p->clamp_max;
+    if (p->nan_canonical && v != v)
+        v = qc_f32_from_bits(0x7FFFFFFFu);
     switch (p->clamp) {
     case QC_CLAMP_TORCH: /* torch.clamp: NaN propagates */
         return v != v ? v : v > m ? m : v < -m ? -m : v;
