@@ -262,9 +262,10 @@ static const qc_recipe_profile recipe_profiles[] = {
     {"deepgemm-ref", QC_RECIPE_TOKEN_GROUP,
      "DeepGEMM deep_gemm/utils/math.py per_token_cast_to_fp8 (torch on the GPU): amax.clamp(1e-4) (NaN "
      "propagates), s = amax / 448 (t * fl32(1/448), formats.md §13), q = x * (1/s) -> torch e4m3fn; ue8m0: "
-     "ceil_to_ue8m0 (exponent clamped to [1, 254])",
+     "ceil_to_ue8m0 (exponent clamped to [1, 254]); K need not be a multiple of 128: the last group is "
+     "zero-padded and the padding not returned (formats.md §14)",
      "torch", 0, NULL,
-     {.elem = QC_E4M3FN, .group = 128, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-4f,
+     {.elem = QC_E4M3FN, .group = 128, .partial_group = 1, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-4f,
       .scale_op = QC_SCALE_MUL_RCP, .pow2 = QC_POW2_E8M0,
       .pow2_policy = POW2(QC_E8M0_DEEPGEMM, QC_E8M0_DEC_EXP2)}, OF_DEEPGEMM},
     {"vllm-cpp", QC_RECIPE_TOKEN_GROUP,

@@ -89,6 +89,10 @@ static const recipe_case recipe_catalog[] = {
     {"nvfp4_single_nonzero", "nvfp4", "flashinfer-fast", 0, 1, 16, 2, {ONE, 0xBF000000u}, 2, {0x7, 0xD}, 0x0, 0x7E,
      "gs = 2688 / 1: SFValue = 2688 * (1 * fl32(1/6)) = 448 -> 0x7E; outputScale = rcp(448 * rcp(2688)) ~ 6 -> "
      "1 -> 6 (0x7), -0.5 -> -3 (code 5 | sign = 0xD)"},
+    /* ---- a partial group (formats.md §14: DeepGEMM per_token_cast_to_fp8 zero-pads K up to 128) ---- */
+    {"tg_partial_group_deepgemm", "token_group", "deepgemm-ref", 0, 1, 100, 2, {0x43E00000u, ONE}, 2, {0x7E, 0x38}, 0x00,
+     0x3F800000u, "K = 100 < 128: one group padded with zeros; amax 448 -> s = 448 * fl32(1/448) = 0.99999998 -> "
+     "fl32 1.0; q = x * (1/s) = 448 -> 0x7E, 1 -> 0x38, padding not written"},
     /* ---- token_group all-zero group under each eps rule (ue8m0=1) ---- */
     {"tg_zero_triton_eps_on_amax", "token_group", "triton-row", 1, 1, 128, 1, {0}, 1, {0x00}, 0x00, 0x2A800000u,
      "B12: amax = 1e-10, 1e-10/448 (div.full) = 2.23e-13, ceil(log2) = -42 -> 2^-42"},

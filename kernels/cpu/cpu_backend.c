@@ -84,6 +84,8 @@ static const char *quant_declines(const qcheck_quant_spec *j)
 {
     static char why[160];
     int byte_scales = j->recipe >= QC_RECIPE_MXFP8;
+    if (j->recipe == QC_RECIPE_TOKEN_GROUP && j->cols % (size_t)j->policy.group)
+        return "a token group shorter than the group size (K % group != 0)";
     if (j->policy.nan_canonical)
         return "the GPU's canonical NaN bits (a -cuda profile)";
     if (!qc_avx512_quant_supported(j->recipe, &j->policy))

@@ -255,7 +255,8 @@ extern "C" qcheck_status qck_cast(const qcheck_cast_args *a, qcheck_ctx *ctx)
         return qcheck_say(ctx, QCHECK_BAD_INPUT, "cast: x must be f32 [n] and y %d-byte codes [n] (got %zu and %zu bytes)",
                    storage_bytes(a->to), a->x.nbytes, a->y.nbytes);
     TRY(init(ctx));
-    if (a->to == QC_E8M0 && a->policy.e8m0 == QC_E8M0_LOG2_CEIL && !S.h_libm.ok)
+    if (a->to == QC_E8M0 && (a->policy.e8m0 == QC_E8M0_LOG2_CEIL || a->policy.e8m0 == QC_E8M0_TORCHAO_RCEIL) &&
+        !S.h_libm.ok)
         return qcheck_say(ctx, QCHECK_DECLINED, "cast to e8m0 with rule log2-ceil: this host's log2f is not the faithful, "
                    "run-structured function the device table assumes (libm_table.h)");
     qck_plan P = {0};
@@ -371,7 +372,8 @@ static int uses_log2_ceil(const qcheck_quant_spec *j)
     const qc_recipe_policy *p = &j->policy;
     if (j->recipe <= QC_RECIPE_BLOCK)
         return p->pow2 == QC_POW2_LOG2_CEIL || (p->pow2 == QC_POW2_E8M0 && p->pow2_policy.e8m0 == QC_E8M0_LOG2_CEIL);
-    return j->recipe != QC_RECIPE_NVFP4 && p->mx_rule != QC_MX_CUTEDSL && p->pow2_policy.e8m0 == QC_E8M0_LOG2_CEIL;
+    return j->recipe != QC_RECIPE_NVFP4 && p->mx_rule != QC_MX_CUTEDSL &&
+           (p->pow2_policy.e8m0 == QC_E8M0_LOG2_CEIL || p->pow2_policy.e8m0 == QC_E8M0_TORCHAO_RCEIL);
 }
 
 /* What this backend cannot do for the job, or NULL; also fills the kernel arguments. */
@@ -381,6 +383,8 @@ static const char *quant_setup(const qcheck_quant_spec *j, qck_quant_args *k, si
     const qc_recipe_policy *p = &j->policy;
     int byte_scales = j->recipe >= QC_RECIPE_MXFP8;
     memset(k, 0, sizeof *k);
+    if (j->recipe == QC_RECIPE_TOKEN_GROUP && p->group > 0 && j->cols % (size_t)p->group)
+        return "a token group shorter than the group size (K % group != 0)";
     k->recipe = j->recipe;
     k->p = *p;
     k->rows = (int64_t)j->rows, k->cols = (int64_t)j->cols;

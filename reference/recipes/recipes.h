@@ -129,6 +129,8 @@ typedef struct qc_recipe_policy {
     qc_clamp clamp;
     float clamp_max;         /* the clamp bound (usually elem_max; sglang fnuz: 224 scale, 240 clamp) */
     int group;               /* token_group: group size; mx: 32; nvfp4: 16 */
+    int partial_group;       /* token_group: 1 takes K that the group does not divide, the last group
+                                zero-padded (DeepGEMM per_token_cast_to_fp8 aligns K up to gran_k) */
     int block_r, block_c;    /* block: tile */
     /* mx */
     qc_mx_rule mx_rule;
