@@ -5,6 +5,12 @@
 
 #include "profiles.h"
 
+/* What torch's casts share wherever they run: e4m3fn/e5m2 without saturation, NaN 0x7F with its
+ * sign, RNE, torchao's fp4/fp6 bit arithmetic, e8m0 linear RNE; only bf16/f16 NaNs differ. */
+#define TORCH_CAST_COMMON                                                                                       \
+    .fp8 = {QC_OVERFLOW_NAN, QC_NAN_KEEP, QC_NANCODE_ONES}, .ties = QC_TIES_EVEN, .nonan = QC_NONAN_TORCHAO,   \
+    .zero_sign = QC_ZERO_KEEP, .e8m0 = QC_E8M0_RNE, .e8m0_decoder = QC_E8M0_DEC_TORCH
+
 static const qc_cast_profile cast_profiles[] = {
     {
         .name = "ml_dtypes",
@@ -40,17 +46,12 @@ static const qc_cast_profile cast_profiles[] = {
         .name = "torch",
         .of = {"torch", "2.11"},
         .reproduces = "torch 2.11 eager/CUDA casts of one element (c10 Float8_*.h, BFloat16.h, Half.h; measured on an "
-                      "H200, formats.md §13; a tensor's bf16/f16 NaNs: torch-cpu, torch-cuda): e4m3fn non-saturating with NaN 0x7F|sign, e5m2 NaN 0x7F|sign and Inf on "
-                      "overflow, bf16 NaN 0x7FC0, f16 NaN 0x7E00|sign, e8m0 linear RNE ignoring the sign "
+                      "H200, formats.md §13; a tensor's bf16/f16 NaNs: torch-cpu, torch-cuda): e4m3fn "
+                      "non-saturating with NaN 0x7F|sign, e5m2 NaN 0x7F|sign and Inf on overflow, bf16 NaN 0x7FC0, f16 NaN 0x7E00|sign, e8m0 linear RNE ignoring the sign "
                       "with 0 -> 0x00; fp4/fp6 (no torch cast) as torchao _f32_to_fpx_unpacked",
-        .fp8 = {QC_OVERFLOW_NAN, QC_NAN_KEEP, QC_NANCODE_ONES},
         .bf16 = {QC_OVERFLOW_NAN, QC_NAN_CANONICAL, QC_NANCODE_QUIET},
         .f16 = {QC_OVERFLOW_NAN, QC_NAN_KEEP, QC_NANCODE_QUIET},
-        .ties = QC_TIES_EVEN,
-        .nonan = QC_NONAN_TORCHAO,
-        .zero_sign = QC_ZERO_KEEP,
-        .e8m0 = QC_E8M0_RNE,
-        .e8m0_decoder = QC_E8M0_DEC_TORCH,
+        TORCH_CAST_COMMON,
     },
     {
         .name = "torch-cpu",
@@ -58,28 +59,18 @@ static const qc_cast_profile cast_profiles[] = {
         .reproduces = "torch 2.11 x.to(dtype) of a CPU tensor (vectorized kernels; golden/real/torch-2.11.0, "
                       "formats.md §15): as torch, but every bf16 NaN is 0xFFFF (the AVX-512 conversion) and an f16 "
                       "NaN keeps its sign and top payload bits with the quiet bit set (VCVTPS2PH)",
-        .fp8 = {QC_OVERFLOW_NAN, QC_NAN_KEEP, QC_NANCODE_ONES},
         .bf16 = {QC_OVERFLOW_NAN, QC_NAN_NEGATIVE, QC_NANCODE_ONES},
         .f16 = {QC_OVERFLOW_NAN, QC_NAN_KEEP, QC_NANCODE_QUIET_PAYLOAD},
-        .ties = QC_TIES_EVEN,
-        .nonan = QC_NONAN_TORCHAO,
-        .zero_sign = QC_ZERO_KEEP,
-        .e8m0 = QC_E8M0_RNE,
-        .e8m0_decoder = QC_E8M0_DEC_TORCH,
+        TORCH_CAST_COMMON,
     },
     {
         .name = "torch-cuda",
         .of = {"torch", "2.11"},
         .reproduces = "torch 2.11 x.to(dtype) of a CUDA tensor (H200; golden/real/torch-2.11.0, formats.md §15): "
                       "as torch, but every bf16 and f16 NaN is 0x7FFF",
-        .fp8 = {QC_OVERFLOW_NAN, QC_NAN_KEEP, QC_NANCODE_ONES},
         .bf16 = {QC_OVERFLOW_NAN, QC_NAN_CANONICAL, QC_NANCODE_ONES},
         .f16 = {QC_OVERFLOW_NAN, QC_NAN_CANONICAL, QC_NANCODE_ONES},
-        .ties = QC_TIES_EVEN,
-        .nonan = QC_NONAN_TORCHAO,
-        .zero_sign = QC_ZERO_KEEP,
-        .e8m0 = QC_E8M0_RNE,
-        .e8m0_decoder = QC_E8M0_DEC_TORCH,
+        TORCH_CAST_COMMON,
     },
     {
         .name = "ptx",

@@ -1,5 +1,6 @@
 """What every recorder shares: the edge inputs, the provenance and the golden writer
 (golden/README.md format 1, plus the real_* provenance attributes of golden/real/README.md)."""
+import argparse
 import json
 import os
 import platform
@@ -69,6 +70,22 @@ def edge_inputs(block, rows=24, blocks_per_row=8, seed=20261202, finite=False):
         for b in range(blocks_per_row):
             out[r, b * block:(b + 1) * block] = _block(kind_at(r, b, finite), block, rng)
     return out
+
+
+def command_line(doc, library, version):
+    """The recorders' arguments (--out, --date, --devices): the parsed args, the provenance and the
+    devices that are there (cuda skipped, with a note, where torch sees no GPU)."""
+    import torch
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--date", required=True, help="the recording's date (YYYY-MM-DD): same date, same bytes")
+    ap.add_argument("--devices", default="cpu,cuda", help="cuda is skipped when torch sees no GPU")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    devices = [d for d in a.devices.split(",") if d != "cuda" or torch.cuda.is_available()]
+    if len(devices) < len(a.devices.split(",")):
+        print("no GPU: cuda skipped")
+    return a, provenance(library, version, a.date), devices
 
 
 def device_name(device):

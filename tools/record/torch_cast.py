@@ -7,7 +7,6 @@ neighbours (for bf16 and f16: those of every 16th code). One file per dtype and 
 verify` re-runs the `torch` cast profile (`torch-cpu` / `torch-cuda` for bf16 and f16) on each (tests/conformance.sh).
 
     python3 tools/record/torch_cast.py --out golden/real/torch-2.11.0 --date 2026-12-02"""
-import argparse
 import os
 import sys
 
@@ -43,17 +42,8 @@ def inputs(dtype, storage):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--date", required=True, help="the recording's date (YYYY-MM-DD): same date, same bytes")
-    ap.add_argument("--devices", default="cpu,cuda", help="cuda is skipped when torch sees no GPU")
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
-    prov = realdata.provenance("torch", torch.__version__.split("+")[0], a.date)
-    for device in a.devices.split(","):
-        if device == "cuda" and not torch.cuda.is_available():
-            print("no GPU: cuda skipped")
-            continue
+    a, prov, devices = realdata.command_line(__doc__, "torch", torch.__version__.split("+")[0])
+    for device in devices:
         for name, (dtype, storage) in DTYPES.items():
             x = inputs(dtype, storage)
             y = torch.from_numpy(x).to(device).to(dtype).cpu()

@@ -11,7 +11,6 @@ Functions recorded:
   to_mx(x, elem, 32, scaling_mode)   elem e4m3fn e5m2 fp6_e2m3 fp6_e3m2 fp4; FLOOR CEIL EVEN RCEIL
   nvfp4_quantize(x, 16, per_tensor_scale)   None (torchao's default) and per_tensor_amax_to_scale(amax)
 on the CPU and, where there is one, on the GPU (eager mode)."""
-import argparse
 import os
 import sys
 
@@ -90,17 +89,8 @@ def record_nvfp4(device, out, prov):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--date", required=True, help="the recording's date (YYYY-MM-DD): same date, same bytes")
-    ap.add_argument("--devices", default="cpu,cuda", help="cuda is skipped when torch sees no GPU")
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
-    prov = realdata.provenance("torchao", torchao.__version__, a.date)
-    for device in a.devices.split(","):
-        if device == "cuda" and not torch.cuda.is_available():
-            print("no GPU: cuda skipped")
-            continue
+    a, prov, devices = realdata.command_line(__doc__, "torchao", torchao.__version__)
+    for device in devices:
         mx = realdata.edge_inputs(32)
         for name in ELEMS:
             record_mx(mx, device, name, a.out, prov)
