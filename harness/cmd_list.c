@@ -129,24 +129,6 @@ static void list_formats(void)
     }
 }
 
-static void list_profiles(void)
-{
-    for (int i = 0; i < qc_cast_profile_count(); i++) {
-        const qc_cast_profile *p = qc_cast_profile_at(i);
-        printf("%s (cast)\n  library: %s %s\n  reproduces: %s\n", p->name, p->of.library, p->of.versions,
-               p->reproduces);
-        printf("  fp8: overflow %s, NaN %s/%s; bf16: overflow %s, NaN %s/%s; f16: overflow %s, NaN %s/%s\n",
-               qc_overflow_name(p->fp8.overflow), qc_nan_sign_name(p->fp8.nan_sign),
-               qc_nan_code_name(p->fp8.nan_code), qc_overflow_name(p->bf16.overflow),
-               qc_nan_sign_name(p->bf16.nan_sign), qc_nan_code_name(p->bf16.nan_code),
-               qc_overflow_name(p->f16.overflow), qc_nan_sign_name(p->f16.nan_sign),
-               qc_nan_code_name(p->f16.nan_code));
-        printf("  fp4/fp6: ties %s, NaN %s, zero sign %s; e8m0: encode %s, decode %s\n", qc_ties_name(p->ties),
-               qc_nonan_name(p->nonan), qc_zero_sign_name(p->zero_sign), qc_e8m0_rule_name(p->e8m0),
-               qc_e8m0_decoder_name(p->e8m0_decoder));
-    }
-}
-
 #ifndef QC_REAL_DIR
 #define QC_REAL_DIR "golden/real"
 #endif
@@ -154,7 +136,7 @@ static void list_profiles(void)
 /* What backs a recipe profile: the recorded real-library files of golden/real/ (its README) that
  * name it, and the sources they came from (their `backend` attribute: library-version@device). */
 typedef struct evidence {
-    char recipe[24], profile[48], sources[256];
+    char recipe[24], profile[48], sources[256], formats[160]; /* formats: the cast targets recorded */
     int files;
     int64_t tensors;
 } evidence;
@@ -171,7 +153,7 @@ static void add_evidence(evidence *ev, int *n, const char *path)
         fprintf(stderr, "qcheck list: %s: %s (not counted)\n", path, err);
         goto done;
     }
-    const char *recipe = qc_param_or(&p, "recipe", "?");
+    const char *recipe = strcmp(m.op, "cast") ? qc_param_or(&p, "recipe", "?") : "cast";
     int i = 0;
     while (i < *n && (strcmp(ev[i].recipe, recipe) || strcmp(ev[i].profile, m.profile)))
         i++;
@@ -186,6 +168,11 @@ static void add_evidence(evidence *ev, int *n, const char *path)
         if (!strstr(ev[i].sources, m.backend))
             snprintf(ev[i].sources + strlen(ev[i].sources), sizeof ev[i].sources - strlen(ev[i].sources), "%s%s",
                      ev[i].sources[0] ? ", " : "", m.backend);
+        const char *to = qc_param_or(&p, "to", NULL);
+        char key[32];
+        snprintf(key, sizeof key, " %s,", to ? to : "");
+        if (to && !strstr(ev[i].formats, key))
+            snprintf(ev[i].formats + strlen(ev[i].formats), sizeof ev[i].formats - strlen(ev[i].formats), "%s", key);
     }
 done:
     qc_set_free(&in);
@@ -221,19 +208,40 @@ static int gather_evidence(evidence *ev, const char **dir)
     return n;
 }
 
-static void print_evidence(const qc_recipe_profile *p, const evidence *ev, int n)
+/* kind: a recipe's name, or "cast" for a cast profile. */
+static void print_evidence(const char *name, const char *kind, const evidence *ev, int n)
 {
     for (int i = 0; i < n; i++)
-        if (!strcmp(ev[i].profile, p->name) && !strcmp(ev[i].recipe, qc_recipe_name(p->recipe))) {
-            printf("  backed by: %d files recorded from %s (%lld tensors; CTest conformance re-runs them)\n",
-                   ev[i].files, ev[i].sources, (long long)ev[i].tensors);
+        if (!strcmp(ev[i].profile, name) && !strcmp(ev[i].recipe, kind)) {
+            printf("  backed by: %d files recorded from %s (%lld tensors%s%.*s; CTest conformance re-runs them)\n",
+                   ev[i].files, ev[i].sources, (long long)ev[i].tensors, ev[i].formats[0] ? "; to" : "",
+                   ev[i].formats[0] ? (int)strlen(ev[i].formats) - 1 : 0, ev[i].formats);
             return;
         }
     printf("  backed by: from source reading only (no recorded file names it)\n");
 }
 
+static void list_profiles(const evidence *ev, int nev)
+{
+    for (int i = 0; i < qc_cast_profile_count(); i++) {
+        const qc_cast_profile *p = qc_cast_profile_at(i);
+        printf("%s (cast)\n  library: %s %s\n  reproduces: %s\n", p->name, p->of.library, p->of.versions,
+               p->reproduces);
+        printf("  fp8: overflow %s, NaN %s/%s; bf16: overflow %s, NaN %s/%s; f16: overflow %s, NaN %s/%s\n",
+               qc_overflow_name(p->fp8.overflow), qc_nan_sign_name(p->fp8.nan_sign),
+               qc_nan_code_name(p->fp8.nan_code), qc_overflow_name(p->bf16.overflow),
+               qc_nan_sign_name(p->bf16.nan_sign), qc_nan_code_name(p->bf16.nan_code),
+               qc_overflow_name(p->f16.overflow), qc_nan_sign_name(p->f16.nan_sign),
+               qc_nan_code_name(p->f16.nan_code));
+        printf("  fp4/fp6: ties %s, NaN %s, zero sign %s; e8m0: encode %s, decode %s\n", qc_ties_name(p->ties),
+               qc_nonan_name(p->nonan), qc_zero_sign_name(p->zero_sign), qc_e8m0_rule_name(p->e8m0),
+               qc_e8m0_decoder_name(p->e8m0_decoder));
+        print_evidence(p->name, "cast", ev, nev);
+    }
+}
+
 /* Recipe profiles: one line per name with the recipes it defines, then each row's source. */
-static void list_recipe_profiles(void)
+static void list_recipe_profiles(const evidence *ev, int nev)
 {
     printf("\nrecipe profiles (qcheck quant --recipe R --profile P; a recipe accepts the names listed for it):\n");
     for (int r = 0; r < QC_RECIPE_COUNT; r++) {
@@ -243,17 +251,24 @@ static void list_recipe_profiles(void)
                 printf(" %s", qc_recipe_profile_at(i)->name);
         printf("   (default %s)\n", qc_recipe_default_profile((qc_recipe)r));
     }
+    for (int i = 0; i < qc_recipe_profile_count(); i++) {
+        const qc_recipe_profile *p = qc_recipe_profile_at(i);
+        printf("%s (recipe %s)\n  library: %s %s\n  reproduces: %s\n", p->name, qc_recipe_name(p->recipe),
+               p->of.library, p->of.versions, p->reproduces);
+        print_evidence(p->name, qc_recipe_name(p->recipe), ev, nev);
+    }
+}
+
+/* Cast profiles, then recipe profiles, each with what backs it. */
+static void list_all_profiles(void)
+{
     static evidence ev[QC_MAX_EVIDENCE];
     const char *dir;
     int nev = gather_evidence(ev, &dir);
     printf("(\"backed by\": the recorded real-library outputs under %s that the profile reproduces; README there)\n",
            dir);
-    for (int i = 0; i < qc_recipe_profile_count(); i++) {
-        const qc_recipe_profile *p = qc_recipe_profile_at(i);
-        printf("%s (recipe %s)\n  library: %s %s\n  reproduces: %s\n", p->name, qc_recipe_name(p->recipe),
-               p->of.library, p->of.versions, p->reproduces);
-        print_evidence(p, ev, nev);
-    }
+    list_profiles(ev, nev);
+    list_recipe_profiles(ev, nev);
 }
 
 /* --for LIB==VERSION: the cast profile that names that release (what the oracle tests select). */
@@ -316,7 +331,7 @@ int cmd_list(int argc, char **argv)
     if (all || strcmp(what, "formats") == 0)
         list_formats();
     if (all || strcmp(what, "profiles") == 0)
-        list_profiles(), list_recipe_profiles();
+        list_all_profiles();
     if (all || strcmp(what, "e8m0") == 0)
         list_e8m0();
     if (all || strcmp(what, "ops") == 0)

@@ -10,7 +10,7 @@ import h5py
 import numpy as np
 
 STORAGE = {"f32": "<f4", "e8m0": "u1", "e4m3fn": "u1", "e4m3fnuz": "u1", "e5m2": "u1", "e5m2fnuz": "u1",
-           "e2m3": "u1", "e3m2": "u1", "e2m1x2": "u1", "u8": "u1", "bf16": "<u2", "f16": "<u2"}
+           "e2m3": "u1", "e3m2": "u1", "e2m1x2": "u1", "e2m1": "u1", "u8": "u1", "bf16": "<u2", "f16": "<u2"}
 
 
 def _block(kind, n, rng):
@@ -75,17 +75,24 @@ def edge_inputs(block, rows=24, blocks_per_row=8, seed=20261202, finite=False):
 def command_line(doc, library, version):
     """The recorders' arguments (--out, --date, --devices): the parsed args, the provenance and the
     devices that are there (cuda skipped, with a note, where torch sees no GPU)."""
-    import torch
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
     ap.add_argument("--date", required=True, help="the recording's date (YYYY-MM-DD): same date, same bytes")
     ap.add_argument("--devices", default="cpu,cuda", help="cuda is skipped when torch sees no GPU")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    devices = [d for d in a.devices.split(",") if d != "cuda" or torch.cuda.is_available()]
+    devices = [d for d in a.devices.split(",") if d != "cuda" or _have_gpu()]
     if len(devices) < len(a.devices.split(",")):
         print("no GPU: cuda skipped")
     return a, provenance(library, version, a.date), devices
+
+
+def _have_gpu():
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
 
 
 def device_name(device):
@@ -96,9 +103,13 @@ def device_name(device):
 
 
 def provenance(library, version, date):
-    import torch
-    p = {"library": library, "version": version, "date": date, "torch": torch.__version__,
-         "toolkit": "cuda %s" % torch.version.cuda, "numpy": np.__version__, "driver": "none"}
+    p = {"library": library, "version": version, "date": date, "torch": "none", "toolkit": "none",
+         "numpy": np.__version__, "driver": "none"}
+    try:
+        import torch
+        p["torch"], p["toolkit"] = torch.__version__, "cuda %s" % torch.version.cuda
+    except ImportError:
+        pass
     try:
         p["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                                      capture_output=True, text=True, timeout=30).stdout.strip() or "none"
