@@ -42,8 +42,9 @@ static void run_help(void)
            "  --backend B      backends or groups (qcheck list backends); default: every backend\n"
            "                   that can run here except the mutants (one line names each one that\n"
            "                   cannot, and why; asked for by name it is SKIPPED on every instance).\n"
-           "                   `mutants` runs the deliberately broken\n"
-           "                   kernels: each must FAIL somewhere, or the gate itself is broken.\n"
+           "                   `mutants` runs the deliberately broken kernels, a health check of the\n"
+           "                   gate: each must FAIL somewhere; their failures do not fail the run,\n"
+           "                   a mutant that escapes does (exit 1, named on the 'mutants:' line).\n"
            "                   plugin:PATH.so[:NAME] loads a backend library (include/qcheck/qcheck.h);\n"
            "                   exec:COMMAND runs an outside process over the items (docs/exec.md),\n"
            "                   and takes the rest of the argument, commas included\n"
@@ -189,26 +190,37 @@ static void record_run(qc_run_info *info, int argc, char **argv, const char *sui
 static void summarize(const qc_result *res, int n, const qc_backend *const *backends, int nb, int whole_suite,
                       int *exit_code)
 {
-    int count[QC_VERDICT_COUNT] = {0};
+    int count[QC_VERDICT_COUNT] = {0}, expected_fail = 0, mutants = 0, escaped = 0;
+    char escaped_names[1024] = "";
     for (int i = 0; i < n; i++)
         count[res[i].verdict]++;
     for (int b = 0; b < nb; b++) {
         if (strcmp(backends[b]->group, "mutants"))
             continue;
+        mutants++;
         int tried = 0, failed = 0;
         for (int i = 0; i < n; i++)
             if (!strcmp(res[i].backend, backends[b]->name)) {
                 tried++;
                 failed += res[i].verdict == QC_FAIL;
             }
+        expected_fail += failed; /* a mutant is meant to FAIL: its failures are the gate working */
         /* A mutant that no selected case exercises is a hole in the suite when the whole suite ran;
          * with --case/--filter/--params it only means the selection does not reach it. */
         const char *state = failed ? "caught" : tried ? "NOT CAUGHT" : "NOT EXERCISED";
         printf("MUTANT %s %s (%d of %d instances failed): %s\n", backends[b]->name, state, failed, tried,
                backends[b]->doc);
-        if (!failed && (tried || whole_suite))
+        if (!failed && (tried || whole_suite)) {
             *exit_code = QC_EXIT_FAIL;
+            escaped++;
+            snprintf(escaped_names + strlen(escaped_names), sizeof escaped_names - strlen(escaped_names), " %s",
+                     backends[b]->name);
+        }
     }
+    if (mutants && escaped)
+        printf("mutants: %d of %d escaped the gate:%s\n", escaped, mutants, escaped_names);
+    else if (mutants)
+        printf("mutants: all %d caught (their failures are the gate working; they do not fail this run)\n", mutants);
     int declined = 0;
     for (int i = 0; i < n; i++)
         declined += res[i].verdict == QC_SKIPPED && !strncmp(res[i].figures, "declined:", 9);
@@ -219,7 +231,12 @@ static void summarize(const qc_result *res, int n, const qc_backend *const *back
         printf("%d errors (crash, hang or refused instance) are counted as failed\n", count[QC_ERROR]);
     printf("%d passed, %d failed, %d skipped, %d mistrusted\n", count[QC_PASS], count[QC_FAIL] + count[QC_ERROR],
            count[QC_SKIPPED], count[QC_MISTRUSTED]);
-    if (count[QC_FAIL] + count[QC_ERROR] + count[QC_MISTRUSTED])
+    int unsaved = 0;
+    for (int i = 0; i < n; i++)
+        unsaved += res[i].unsaved;
+    if (unsaved)
+        printf("%d failing items could not be saved by --keep-failing (the run fails)\n", unsaved);
+    if (count[QC_FAIL] - expected_fail + count[QC_ERROR] + count[QC_MISTRUSTED] + unsaved)
         *exit_code = QC_EXIT_FAIL;
 }
 

@@ -144,9 +144,11 @@ void qc_keep_failing(const char *dir, const qc_instance *in, const char *backend
         if (i != ne) /* slot ne is unused: plain_e holds the reference's plain outputs */
             stages[nst] = &split[i], names[nst++] = snames[i];
     size_t at = strlen(r->detail);
-    if (qc_mkdirs(folder) || qc_golden_write(path, &m, inputs, &plain_e, stages, names, nst, err, sizeof err))
+    if (qc_mkdirs(folder) || qc_golden_write(path, &m, inputs, &plain_e, stages, names, nst, err, sizeof err)) {
         snprintf(r->detail + at, sizeof r->detail - at, "  --keep-failing: could not save %s: %s\n", path,
                  qc_mkdirs(folder) ? "cannot create the folder" : err);
+        r->unsaved = 1;
+    }
     else
         snprintf(r->detail + at, sizeof r->detail - at, "  saved: %s (stage 'backend' holds its outputs)\n", path);
 }

@@ -31,6 +31,7 @@ typedef struct qc_result {
     char figures[256]; /* key figures: "n=4096 mismatches=0" */
     char repro[4096];  /* a command that reruns exactly this instance */
     char detail[4096]; /* mismatch report (first N with coordinates, hex, decoded, class) or reason */
+    int unsaved;       /* --keep-failing could not save this item's golden: the run fails (nothing lost quietly) */
 } qc_result;
 
 /* What a report says about the run as a whole. */

@@ -315,6 +315,7 @@ static void finish_unit(slot *s, const unit *u, const int *idx, qc_result *resul
             r->verdict = s->buf[j].verdict;
             memcpy(r->figures, s->buf[j].figures, sizeof r->figures);
             memcpy(r->detail, s->buf[j].detail, sizeof r->detail);
+            r->unsaved = s->buf[j].unsaved;
         } else if (timed_out) {
             r->verdict = QC_ERROR;
             snprintf(r->figures, sizeof r->figures, "timeout after %.0f s", cfg->timeout);
@@ -395,6 +396,7 @@ static void worker_loop(const qc_work *work, const qc_run_config *cfg, qc_result
         results[i].verdict = r.verdict;
         memcpy(results[i].figures, r.figures, sizeof r.figures);
         memcpy(results[i].detail, r.detail, sizeof r.detail);
+        results[i].unsaved = r.unsaved;
         if (write(out, &i, sizeof i) != (ssize_t)sizeof i)
             _exit(3);
     }

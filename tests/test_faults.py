@@ -162,7 +162,7 @@ def part_kill(tmp, cases, rng):
         checked += n
     check(all_ok, "kill -9 of run --keep-failing (6 trials): the %d saved goldens all verify" % checked)
     rc, _, _ = run(runk, cases)
-    check(rc == 1 and not files(kf, TEMP), "the next --keep-failing leaves no temporary (rc %s, 1: the mutant fails)"
+    check(rc == 0 and not files(kf, TEMP), "the next --keep-failing leaves no temporary (rc %s, 0: the mutant is caught)"
           % rc)
 
 
