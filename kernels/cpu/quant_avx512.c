@@ -116,7 +116,8 @@ static inline __m512 clamp16(__m512 v, qc_clamp c, __m512 m, __m512 neg)
 
 /* x * c for a NaN multiplier c: x's NaN (quieted) where x is NaN, else c's. The reference pins
  * the NaN of a product of two NaNs to the first operand's (arith.h qcref_fl32_mul), and x is the
- * first operand of every element product (scale.c, mx.c, nvfp4.c). */
+ * first operand of every element product (scale.c, mx.c, nvfp4.c) but torchao's nvfp4 one, where
+ * the scale is (c_first: c's NaN always). */
 static inline __m512 nan_product(__m512 x, float c, int c_first)
 {
     __m512 r = _mm512_set1_ps(c + c);
