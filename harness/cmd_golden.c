@@ -39,7 +39,7 @@ static int write_instance(const char *cmd, const qc_instance *in, const char *pa
 {
     qc_tensor_set inputs = {0}, expected = {0};
     char err[1024];
-    int rc = qc_instance_expected(in, &inputs, &expected, err, sizeof err);
+    int rc = qc_instance_expected(in, 1, &inputs, &expected, err, sizeof err);
     if (rc) {
         qc_error(cmd, "%s: %s", in->id, err);
     } else {

@@ -88,7 +88,7 @@ static int stage_item(const batch *b, int j, const qc_work *w, qc_result *r)
 {
     qc_tensor_set inputs = {0}, expected = {0};
     char err[1024], path[1024];
-    int rc = qc_instance_expected(w->inst, &inputs, &expected, err, sizeof err);
+    int rc = qc_instance_expected(w->inst, 1, &inputs, &expected, err, sizeof err);
     qc_golden_meta m;
     qc_instance_meta(w->inst, w->backend->name, &m);
     m.ephemeral = 1;

@@ -115,8 +115,8 @@ static int call(const qc_backend *b, const qc_instance *in, const qc_tensor_set 
 /* `ref` (the reference op itself), for the expected outputs. */
 static const qc_backend *reference(void) { return qc_backend_at(0); }
 
-int qc_instance_expected(const qc_instance *in, qc_tensor_set *inputs, qc_tensor_set *expected, char *err,
-                         size_t errlen)
+int qc_instance_expected(const qc_instance *in, int with_derived, qc_tensor_set *inputs, qc_tensor_set *expected,
+                         char *err, size_t errlen)
 {
     qc_tensor table = {0};
     if (make_inputs(in, inputs, &table, err, errlen)) {
@@ -129,7 +129,7 @@ int qc_instance_expected(const qc_instance *in, qc_tensor_set *inputs, qc_tensor
     }
     const qc_op *op = qc_op_find(in->c->op);
     qc_op_call dc = {&in->params, inputs, inputs, err, errlen, 0};
-    if (op->derived_inputs && op->derived_inputs(&dc))
+    if (with_derived && op->derived_inputs && op->derived_inputs(&dc))
         return 2;
     char why[1024];
     if (call(reference(), in, inputs, expected, why, sizeof why, 0)) {
@@ -206,7 +206,7 @@ void qc_run_one(const qc_work *w, const qc_run_config *cfg, qc_result *r)
     qc_tensor_set inputs = {0}, expected = {0}, got = {0};
     char err[1024] = "";
     r->verdict = QC_ERROR;
-    int rc = qc_instance_expected(in, &inputs, &expected, err, sizeof err);
+    int rc = qc_instance_expected(in, 0, &inputs, &expected, err, sizeof err);
     if (rc) {
         snprintf(r->figures, sizeof r->figures, rc == 2 ? "bad inputs" : "reference refused");
         snprintf(r->detail, sizeof r->detail, "  %s\n", err);

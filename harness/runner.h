@@ -47,9 +47,12 @@ void qc_print_result(const qc_result *r, int quiet_pass);
 double qc_now(void); /* monotonic seconds */
 
 /* The inputs of an instance and its expected outputs (its vector table, or the reference).
+ * with_derived: also what the inputs imply that the kernel consumes (registry.h derived_inputs:
+ * gemm's quantized operands, moe's expert weights), for an instance that leaves the process
+ * (export, golden files, the exec backend); in-process backends get those through the ABI.
  * 0, 2 when the inputs cannot be made, 3 when the reference refuses; err says why. */
-int qc_instance_expected(const qc_instance *in, qc_tensor_set *inputs, qc_tensor_set *expected, char *err,
-                         size_t errlen);
+int qc_instance_expected(const qc_instance *in, int with_derived, qc_tensor_set *inputs, qc_tensor_set *expected,
+                         char *err, size_t errlen);
 
 /* Compares every output the case names and sets verdict, figures and detail. */
 void qc_judge(const qc_case *c, const qc_params *p, const qc_tensor_set *inputs, qc_tensor_set *expected,

@@ -420,6 +420,18 @@ QCK_HD float qck_pow2_log2_ceil(float s, const qck_libm *L)
     return qck_float(L->exp2_bits[c + 151]);
 }
 
+/* e8m0.c log2_ceil_byte: ceilf(log2f(a)) + 127 for a non-NaN |x| bits a, 0 below 2^-127 and for
+ * 0, `over` above 2^127 and for Inf (the table has no entry for 0 or Inf). */
+QCK_HD uint32_t qck_log2_ceil_byte(uint32_t a, const qck_libm *L, uint32_t over)
+{
+    if (a == 0)
+        return 0;
+    if (a == QCK_INF)
+        return over;
+    int l = qck_ceil_log2(a, L);
+    return l < -127 ? 0u : l > 127 ? over : (uint32_t)(l + 127);
+}
+
 QCK_HD uint32_t qck_clampi(int v, int lo, int hi) { return (uint32_t)(v < lo ? lo : v > hi ? hi : v); }
 
 /* torchao to_mx FLOOR / CEIL / EVEN after the exponent (formats.md §2.2): minus emax, clamped to
@@ -467,26 +479,10 @@ QCK_HD uint32_t qck_e8m0_encode(float x, const qc_cast_policy &p, const qck_libm
         return ((b + 0x7FFFFFu) & 0x7F800000u) >> 23;
     case QC_E8M0_TRITON_DOWN:
         return (b & 0x7F800000u) >> 23;
-    case QC_E8M0_LOG2_CEIL: {
-        if (nan)
-            return 0xFFu;
-        if (a == 0)
-            return 0; /* ceilf(log2f(0)) = -Inf < -127 */
-        if (a == QCK_INF)
-            return 0xFFu;
-        int l = qck_ceil_log2(a, L);
-        return l < -127 ? 0u : l > 127 ? 0xFFu : (uint32_t)(l + 127);
-    }
-    case QC_E8M0_TORCHAO_RCEIL: { /* e8m0.c: log2-ceil saturating at 254, Inf 254 */
-        if (nan)
-            return 0xFFu;
-        if (a == 0)
-            return 0;
-        if (a == QCK_INF)
-            return 0xFEu;
-        int l = qck_ceil_log2(a, L);
-        return l < -127 ? 0u : l > 127 ? 0xFEu : (uint32_t)(l + 127);
-    }
+    case QC_E8M0_LOG2_CEIL:
+        return nan ? 0xFFu : qck_log2_ceil_byte(a, L, 0xFFu);
+    case QC_E8M0_TORCHAO_RCEIL: /* e8m0.c: the same, saturating at 254 */
+        return nan ? 0xFFu : qck_log2_ceil_byte(a, L, 0xFEu);
     default:
         return 0xFFu;
     }

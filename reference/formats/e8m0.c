@@ -59,6 +59,14 @@ static QC_HD uint8_t torchao_biased(int64_t unbiased_exp, int emax, int is_nan)
     return (uint8_t)(clamp_u(unbiased_exp - emax, -127, 128) + 127);
 }
 
+/* ceilf(log2f(|x|)) + 127 for a non-NaN |x|: 0 below 2^-127 (log2f(0) = -Inf included), `over`
+ * above 2^127 (log2f(Inf) = Inf included). libm's log2f, as the real code calls it. */
+static QC_HD uint8_t log2_ceil_byte(uint32_t abs_bits, uint8_t over)
+{
+    float l = ceilf(log2f(qc_f32_from_bits(abs_bits)));
+    return (uint8_t)(l < -127.0f ? 0 : l > 127.0f ? over : (uint32_t)((int)l + 127));
+}
+
 QC_HD uint8_t qcref_e8m0_encode(float x, const qc_cast_policy *p)
 {
     uint32_t bits = qc_f32_bits(x);
@@ -108,22 +116,13 @@ QC_HD uint8_t qcref_e8m0_encode(float x, const qc_cast_policy *p)
          * as an e8m0 byte (its exponent field): below 2^-127 that is byte 0, above 2^127 exp2
          * overflows to +Inf, whose field is 0xFF. The float log2 can round 2^k*(1+2^-23) to
          * exactly k and so give floor instead of ceil (sglang #29954, formats.md §10 B11). */
-        if (is_nan)
-            return E8M0_NAN;
-        float l = ceilf(log2f(qc_f32_from_bits(abs_bits)));
-        return (uint8_t)(l < -127.0f ? 0 : l > 127.0f ? E8M0_NAN : (uint32_t)((int)l + 127));
+        return is_nan ? E8M0_NAN : log2_ceil_byte(abs_bits, E8M0_NAN);
     }
-    case QC_E8M0_TORCHAO_RCEIL: {
-        /* torch.clamp(torch.ceil(torch.log2(x)), -127, 127) + 127, NaN 255, Inf 254: the float log2
-         * rounds 2^k*(1+2^-23) to k, so there the byte is floor's, not ceil's (golden/real/torchao-0.18.0
-         * to_mx-*-rceil, blocks above_pow2_*) */
-        if (is_nan)
-            return E8M0_NAN;
-        if (nonfinite)
-            return E8M0_MAX;
-        float l = abs_bits ? ceilf(log2f(qc_f32_from_bits(abs_bits))) : -127.0f;
-        return (uint8_t)(l < -127.0f ? 0 : l > 127.0f ? E8M0_MAX : (uint32_t)((int)l + 127));
-    }
+    case QC_E8M0_TORCHAO_RCEIL:
+        /* torch.clamp(torch.ceil(torch.log2(x)), -127, 127) + 127, NaN 255: the same float log2, so
+         * just above a power of two the byte is floor's (golden/real/torchao-0.18.0 to_mx-*-rceil,
+         * blocks above_pow2_*); the clamp sends Inf and overflow to 254 */
+        return is_nan ? E8M0_NAN : log2_ceil_byte(abs_bits, E8M0_MAX);
     default:
         return E8M0_NAN;
     }

@@ -27,7 +27,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     ready = qc_case_load(QC_CASES_DIR "/quant_nvfp4.json", QC_CASES_DIR, &c, err, sizeof err) == 0 &&
             qc_params_parse(&p, "recipe=nvfp4,profile=sgl-kernel,dist=normal,rows=3,cols=64", err, sizeof err) == 0 &&
             qc_instance_from_params(&c, &p, 0, &inst, err, sizeof err) == 0 &&
-            qc_instance_expected(&inst, &inputs, &expected, err, sizeof err) == 0;
+            qc_instance_expected(&inst, 0, &inputs, &expected, err, sizeof err) == 0;
     if (!ready)
         fprintf(stderr, "fuzz_outputs: cannot make the expected outputs: %s\n", err);
     return 0;
