@@ -14,6 +14,8 @@
 
 #include "qcheck/qcheck.h"
 
+struct qc_output_view;
+
 typedef struct qc_op_call {
     const qc_params *params;
     const qc_tensor_set *in;
@@ -48,6 +50,9 @@ typedef struct qc_op {
      * operands), added to c->out, which is the inputs set: an exported instance is the whole
      * contract of a kernel */
     qc_op_fn derived_inputs;
+    /* NULL, or what the stored elements of an output are in the op's terms (compare.h): 0 and *v
+     * set, or nonzero when the output keeps its stored form */
+    int (*view)(const qc_params *p, const char *output, struct qc_output_view *v);
 } qc_op;
 
 /* A gate self-test's implementation of one op: harness hooks, on purpose (harness/gate/). */

@@ -147,6 +147,7 @@ void qc_judge(const qc_case *c, const qc_params *p, const qc_tensor_set *inputs,
     double tight = 0;
     int bounded = 0;
     uint8_t *maps[QC_MAX_COMPARES] = {0};
+    const qc_op *op = qc_op_find(c->op);
     r->verdict = QC_ERROR;
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < c->ncompares; i++) {
@@ -162,16 +163,21 @@ void qc_judge(const qc_case *c, const qc_params *p, const qc_tensor_set *inputs,
             }
             char name[QC_NAME_LEN + 8];
             qc_compare_extra x = {0};
+            qc_output_view view;
+            if (op && op->view && !op->view(p, s->output, &view))
+                x.view = &view;
             snprintf(name, sizeof name, "%s.mask", s->output);
             x.mask = qc_set_find(expected, name);
             snprintf(name, sizeof name, "%s.bound", s->output);
             x.bound = qc_set_find(expected, name);
-            maps[i] = calloc((size_t)qc_tensor_numel(e) + 1, 1);
+            maps[i] = calloc((size_t)qc_compare_elements(e, x.view) + 1, 1);
             x.budget_map = maps[i];
             for (int k = 0; k < c->ncompares && s->coupled_to[0]; k++)
                 if (!strcmp(c->compares[k].output, s->coupled_to) && qc_set_find(expected, s->coupled_to)) {
+                    qc_output_view cv;
+                    int viewed = op && op->view && !op->view(p, s->coupled_to, &cv);
                     x.coupled_bad = maps[k];
-                    x.coupled_n = qc_tensor_numel(qc_set_find(expected, s->coupled_to));
+                    x.coupled_n = qc_compare_elements(qc_set_find(expected, s->coupled_to), viewed ? &cv : NULL);
                 }
             qc_compare_out o;
             qc_compare(s, p, inputs, e, g, &x, show, &o, r->detail, sizeof r->detail);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "recipes/recipes.h"
 
 #include "check.h"
 
@@ -56,9 +57,10 @@ static void test_classes(void)
 
 static void test_wrong_block_and_nan(void)
 {
-    /* e4m3fn: row of 8, block 4; got is the expected row with its two blocks swapped at 0 and 4 */
-    const uint8_t exp[8] = {0x38, 0x39, 0x3A, 0x3B, 0x40, 0x41, 0x42, 0x7E};
-    const uint8_t got[8] = {0x40, 0x39, 0x3A, 0x3B, 0x38, 0x41, 0x42, 0x7F};
+    /* e4m3fn: row of 8, block 4; got is the expected row with its two blocks swapped at 0 and 4;
+     * 448 (0x7E) and -448 (0xFE) against NaN (0x7F, 0xFF) are a clamp's business, 1.125 against NaN is not */
+    const uint8_t exp[8] = {0x38, 0x39, 0x3A, 0x3B, 0x40, 0xFE, 0x39, 0x7E};
+    const uint8_t got[8] = {0x40, 0x39, 0x3A, 0x3B, 0x38, 0xFF, 0x7F, 0x7F};
     qc_tensor e, g;
     codes(&e, "q", "e4m3fn", 1, 8, exp);
     codes(&g, "q", "e4m3fn", 1, 8, got);
@@ -69,7 +71,125 @@ static void test_wrong_block_and_nan(void)
     char detail[4096] = "";
     qc_compare(&spec, &p, &in, &e, &g, NULL, 10, &o, detail, sizeof detail);
     CHECK(o.per_class[QC_MM_WRONG_BLOCK] == 2, "wrong_block %lld", (long long)o.per_class[QC_MM_WRONG_BLOCK]);
-    CHECK(o.per_class[QC_MM_NAN_POLICY] == 1, "448 vs NaN is nan_policy: %lld", (long long)o.per_class[QC_MM_NAN_POLICY]);
+    CHECK(o.per_class[QC_MM_SATURATION] == 2, "+-448 vs NaN is saturation: %lld",
+          (long long)o.per_class[QC_MM_SATURATION]);
+    CHECK(o.per_class[QC_MM_NAN_POLICY] == 1, "1.125 vs NaN is nan_policy: %lld",
+          (long long)o.per_class[QC_MM_NAN_POLICY]);
+    CHECK(strstr(detail, "q (0, 0) block 0: expected 0x38 (1) got 0x40 (2)  [wrong_block] the value belongs at (0, 4) "
+                         "block 1") != NULL,
+          "wrong_block says where the value belongs: %s", detail);
+    qc_tensor_free(&e);
+    qc_tensor_free(&g);
+}
+
+/* Raw bytes (a layout of u8 codes) have no neighbouring codes: 5 against 6 is not one_ulp. */
+static void test_raw_bytes_have_no_ulp(void)
+{
+    const uint8_t exp[8] = {5, 1, 2, 3, 4, 5, 6, 7}, got[8] = {6, 1, 2, 3, 4, 5, 6, 7};
+    qc_tensor e, g;
+    codes(&e, "y", "u8", 1, 8, exp);
+    codes(&g, "y", "u8", 1, 8, got);
+    qc_compare_spec spec = {.output = "y", .rule = "bitexact"};
+    qc_params p = {0};
+    qc_tensor_set in = {0};
+    qc_compare_out o;
+    char detail[4096] = "";
+    qc_compare(&spec, &p, &in, &e, &g, NULL, 10, &o, detail, sizeof detail);
+    CHECK(o.mismatches == 1 && o.per_class[QC_MM_OTHER] == 1, "u8 5 vs 6 is other: %s", detail);
+    qc_tensor_free(&e);
+    qc_tensor_free(&g);
+}
+
+/* Two e2m1 codes per byte: a byte with its nibbles exchanged is nibble_swap, element by element,
+ * with the element's own coordinates; seen as bytes it is nothing in particular. */
+static void test_nibble_swap(void)
+{
+    const uint8_t exp[2] = {0x21, 0x73}, got[2] = {0x12, 0x72};
+    qc_tensor e, g;
+    codes(&e, "q", "e2m1x2", 1, 2, exp);
+    codes(&g, "q", "e2m1x2", 1, 2, got);
+    qc_compare_spec spec = {.output = "q", .rule = "bitexact"};
+    qc_params p = {0};
+    qc_tensor_set in = {0};
+    qc_compare_out o;
+    char detail[4096] = "";
+    qc_compare(&spec, &p, &in, &e, &g, NULL, 10, &o, detail, sizeof detail);
+    CHECK(o.n == 2 && o.per_class[QC_MM_OTHER] == 2,
+          "as bytes both are other (0x73 vs 0x72 is no ulp of e2m1x2): %s", detail);
+    qc_output_view v = {.dtype = "e2m1", .elem_bits = 4, .rows = 1, .cols = 4, .block = 2, .axes = {"row", "col"}};
+    qc_compare_extra x = {.view = &v};
+    detail[0] = '\0';
+    qc_compare(&spec, &p, &in, &e, &g, &x, 10, &o, detail, sizeof detail);
+    CHECK(o.n == 4 && o.mismatches == 3 && o.per_class[QC_MM_NIBBLE_SWAP] == 2 && o.per_class[QC_MM_ONE_ULP] == 1,
+          "as e2m1 elements: two nibble_swap, 1.5 vs 1 one_ulp: %s", detail);
+    CHECK(strstr(detail, "q (row 0, col 1) block 0: expected 0x2 (1) got 0x1 (0.5)  [nibble_swap]") &&
+              strstr(detail, "q (row 0, col 2) block 1: expected 0x3 (1.5) got 0x2 (1)  [one_ulp]"),
+          "codes decoded at their logical coordinates: %s", detail);
+    qc_tensor_free(&e);
+    qc_tensor_free(&g);
+}
+
+/* A permutation bug inside a 128x4 scale tile: each of the two exchanged bytes is misplaced, and the
+ * report names the source element (row, col) whose byte it is. */
+static void test_misplaced_in_layout(void)
+{
+    qc_output_view v = {.layout_kind = QC_VIEW_LAYOUT, .elem_bits = 8, .axes = {"batch", "row", "col"}};
+    char err[256];
+    CHECK(qcref_layout_plan(&v.layout, qcref_layout_find("sf128x4"), 1, 128, 4, 1, NULL, NULL, 0, err, sizeof err) == 0,
+          "plan: %s", err);
+    uint8_t src[512], dst[512];
+    for (int i = 0; i < 512; i++)
+        src[i] = (uint8_t)i; /* every value twice, 64 rows apart */
+    int64_t bad;
+    qcref_layout_apply(&v.layout, src, dst, &bad);
+    qc_tensor e, g;
+    codes(&e, "y", "u8", 1, 512, dst);
+    int64_t a = qcref_sf128x4_offset(0, 0, 4), b = qcref_sf128x4_offset(5, 2, 4);
+    uint8_t t = dst[a];
+    dst[a] = dst[b], dst[b] = t;
+    codes(&g, "y", "u8", 1, 512, dst);
+    qc_compare_spec spec = {.output = "y", .rule = "bitexact", .degenerate_ok = 1};
+    qc_params p = {0};
+    qc_tensor_set in = {0};
+    qc_compare_out o;
+    char detail[4096] = "";
+    qc_compare_extra x = {.view = &v};
+    qc_compare(&spec, &p, &in, &e, &g, &x, 10, &o, detail, sizeof detail);
+    CHECK(o.mismatches == 2 && o.per_class[QC_MM_MISPLACED] == 2, "two misplaced bytes: %s", detail);
+    CHECK(strstr(detail, "y (batch 0, row 0, col 0): expected 0x00 (0) got 0x16 (22)  [misplaced] the value belongs "
+                         "at (batch 0, row 5, col 2)") != NULL,
+          "the report says where the byte belongs: %s", detail);
+    qc_compare(&spec, &p, &in, &e, &g, NULL, 10, &o, detail, sizeof detail);
+    CHECK(o.per_class[QC_MM_MISPLACED] == 0, "without the layout's view there is no place to name");
+    qc_tensor_free(&e);
+    qc_tensor_free(&g);
+}
+
+/* fp32 scales stored as u8 bytes in the col_tma layout: compared and printed as fp32 values at
+ * (row, block), not as bytes at a flat index. */
+static void test_f32_scales_in_bytes(void)
+{
+    float ev[4] = {0.5f, 0.25f, 0, 0}, gv[4];
+    memcpy(gv, ev, sizeof ev);
+    uint32_t bits;
+    memcpy(&bits, &gv[1], 4);
+    bits++;
+    memcpy(&gv[1], &bits, 4);
+    qc_tensor e, g;
+    codes(&e, "scale", "u8", 1, 16, (const uint8_t *)ev);
+    codes(&g, "scale", "u8", 1, 16, (const uint8_t *)gv);
+    qc_output_view v = {.dtype = "f32", .elem_bits = 32, .rows = 2, .cols = 1, .axes = {"row", "block"},
+                        .layout_kind = QC_VIEW_SCALE_LAYOUT, .scale_layout = QC_SL_COL_TMA};
+    qc_compare_spec spec = {.output = "scale", .rule = "bitexact"};
+    qc_params p = {0};
+    qc_tensor_set in = {0};
+    qc_compare_out o;
+    char detail[4096] = "";
+    qc_compare_extra x = {.view = &v};
+    qc_compare(&spec, &p, &in, &e, &g, &x, 10, &o, detail, sizeof detail);
+    CHECK(o.n == 4 && o.mismatches == 1 && o.per_class[QC_MM_ONE_ULP] == 1, "one fp32 scale one ulp off: %s", detail);
+    CHECK(strstr(detail, "scale (row 1, block 0): expected 0x3E800000 (0.25) got 0x3E800001 (0.25000003)  [one_ulp]"),
+          "printed as fp32 at its scale's coordinates: %s", detail);
     qc_tensor_free(&e);
     qc_tensor_free(&g);
 }
@@ -223,6 +343,10 @@ int main(void)
     test_classes();
     test_wrong_block_and_nan();
     test_f32_scales_and_shapes();
+    test_raw_bytes_have_no_ulp();
+    test_nibble_swap();
+    test_misplaced_in_layout();
+    test_f32_scales_in_bytes();
     printf("%s\n", failures ? "comparator tests FAILED" : "comparator tests passed");
     return failures != 0;
 }

@@ -141,8 +141,8 @@ static int abi_fp4_pack(qc_op_call *c, const qcheck_backend *b)
 }
 
 const qc_op qc_op_cast = {"cast", "x f32[n] -> y codes[n]; params: to, profile, policy keys", ref_cast,
-                          offsetof(qcheck_backend, cast), abi_cast, NULL};
+                          offsetof(qcheck_backend, cast), abi_cast, NULL, NULL};
 const qc_op qc_op_decode = {"decode", "codes[n] -> y f32[n]; params: from, profile, e8m0-decode", ref_decode,
-                            offsetof(qcheck_backend, decode), abi_decode, NULL};
+                            offsetof(qcheck_backend, decode), abi_decode, NULL, NULL};
 const qc_op qc_op_fp4_pack = {"fp4_pack", "codes u8[n] -> packed u8[ceil(n/2)]; params: swap", ref_fp4_pack,
-                              offsetof(qcheck_backend, fp4_pack), abi_fp4_pack, NULL};
+                              offsetof(qcheck_backend, fp4_pack), abi_fp4_pack, NULL, NULL};

@@ -551,4 +551,4 @@ static int gemm_operand_inputs(qc_op_call *c)
 const qc_op qc_op_gemm = {"gemm",
                           "a f32[m, k], b f32[n, k], bias f32[n] -> c [m, n] (out: bf16|f16|f32), c.bound f64; "
                           "params: kind m n k out bias profile_a profile_b ue8m0 scale_a scale_b model stages int8_ties",
-                          ref_gemm, offsetof(qcheck_backend, gemm), abi_gemm, gemm_operand_inputs};
+                          ref_gemm, offsetof(qcheck_backend, gemm), abi_gemm, gemm_operand_inputs, NULL};

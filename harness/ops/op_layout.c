@@ -97,6 +97,20 @@ static int parse_layout(qc_op_call *c, qc_layout *L, qcheck_layout_args *a)
     return QC_OP_OK;
 }
 
+/* y: the map's destination elements, each placed in x [batch, row, col] through the inverse map. */
+static int layout_view(const qc_params *p, const char *output, qc_output_view *v)
+{
+    char err[256];
+    qc_op_call c = {.params = p, .err = err, .errlen = sizeof err};
+    memset(v, 0, sizeof *v);
+    if (strcmp(output, "y") || qc_layout_from_params(&c, &v->layout))
+        return 1;
+    v->elem_bits = v->layout.out_bits;
+    v->layout_kind = QC_VIEW_LAYOUT;
+    v->axes[0] = "batch", v->axes[1] = "row", v->axes[2] = "col";
+    return 0;
+}
+
 static int ref_layout(qc_op_call *c)
 {
     qc_layout L;
@@ -124,4 +138,4 @@ static int abi_layout(qc_op_call *c, const qcheck_backend *b)
 
 const qc_op qc_op_layout = {"layout", "x u8[src bytes] -> y u8[dst bytes] + y.mask; params: map rows cols batch "
                                       "elem_bytes and the map's own",
-                            ref_layout, offsetof(qcheck_backend, layout), abi_layout, NULL};
+                            ref_layout, offsetof(qcheck_backend, layout), abi_layout, NULL, layout_view};

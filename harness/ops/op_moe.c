@@ -665,7 +665,7 @@ const qc_op qc_op_moe = {"moe",
                          "stage.* (route ids/weights, a1, gemm1, act, a2, gemm2, combine); params: recipe tokens "
                          "hidden inter experts top_k shared route n_group topk_group renorm rsf rsf_in_weights act "
                          "order alpha beta limit weight_on_input bias",
-                         ref_moe, offsetof(qcheck_backend, moe), abi_moe, moe_weight_inputs};
+                         ref_moe, offsetof(qcheck_backend, moe), abi_moe, moe_weight_inputs, NULL};
 
 /* parse_cfg for op moe_cpu (ops/op_moe_cpu.c): the same params, the same rules. */
 int qc_moe_parse_cfg(qc_op_call *c, qc_moe_cfg *m) { return parse_cfg(c, m); }

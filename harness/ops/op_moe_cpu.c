@@ -564,4 +564,4 @@ const qc_op qc_op_moe_cpu = {
     "(f32; or weights=generate) -> out bf16 [tokens, hidden], out.bound (every kernel with its bf16 rounding points "
     "ic0/ic1/C/ic2/out, fp32 sums in any order, an exp within 2^-20), stage.route.*, stage.gemm1.h (ic0), "
     "stage.act.a (ic1), stage.gemm2.y (C); params: those of moe with recipe=fp8_block act=silu order=gate_up",
-    ref_moe_cpu, offsetof(qcheck_backend, moe_cpu), abi_moe_cpu, moe_cpu_inputs};
+    ref_moe_cpu, offsetof(qcheck_backend, moe_cpu), abi_moe_cpu, moe_cpu_inputs, NULL};

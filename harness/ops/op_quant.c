@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../compare.h"
 #include "../quant_job.h"
 #include "../registry.h"
 
@@ -92,6 +93,51 @@ int qc_quant_op(qc_op_call *c, qc_quant_tweak tweak)
 
 static int ref_quant(qc_op_call *c) { return qc_quant_op(c, NULL); }
 
+/* The elements along cols that share one scale (0: a whole row or the tensor). */
+static int64_t block_of(const qc_quant_job *j)
+{
+    switch (j->recipe) {
+    case QC_RECIPE_TENSOR:
+    case QC_RECIPE_TOKEN: return 0;
+    case QC_RECIPE_BLOCK: return j->policy.block_c;
+    default:              return j->policy.group;
+    }
+}
+
+/* q: one code per element of [rows, cols] (FP4: two per byte); scale: one value per scale of the
+ * grid (fp32 scales are 4 bytes each), through the scale layout when there is one. */
+static int quant_view(const qc_params *p, const char *output, qc_output_view *v)
+{
+    qc_quant_job j;
+    char err[256];
+    memset(v, 0, sizeof *v);
+    if (qc_quant_job_from_params(p, 0, &j, err, sizeof err))
+        return 1;
+    if (!strcmp(output, "q")) {
+        snprintf(v->dtype, sizeof v->dtype, "%s", qc_format_name(j.policy.elem));
+        v->elem_bits = qc_quant_job_fp4(&j) ? 4 : 8;
+        v->rows = (int64_t)j.rows, v->cols = (int64_t)j.cols, v->block = block_of(&j);
+        v->axes[0] = "row", v->axes[1] = "col";
+        return 0;
+    }
+    if (strcmp(output, "scale"))
+        return 1;
+    qc_quant_job_scale_grid(&j, &v->rows, &v->cols);
+    int bytes = !strcmp(scale_dtype(&j), "u8") ? 4 : 1;
+    if (j.recipe == QC_RECIPE_TOKEN_GROUP && j.layout == QC_SL_PACKED_UE8M0)
+        bytes = 1, snprintf(v->dtype, sizeof v->dtype, "e8m0");
+    else
+        snprintf(v->dtype, sizeof v->dtype, "%s", bytes == 4 ? "f32" : scale_dtype(&j));
+    v->elem_bits = 8 * bytes;
+    v->axes[0] = j.recipe == QC_RECIPE_BLOCK ? "row tile" : "row";
+    v->axes[1] = j.recipe == QC_RECIPE_BLOCK ? "col tile" : "block";
+    if (j.has_sf_layout)
+        v->layout_kind = QC_VIEW_LAYOUT, v->layout = j.sf_layout;
+    else if (j.recipe == QC_RECIPE_TOKEN_GROUP && j.layout != QC_SL_ROW)
+        v->layout_kind = QC_VIEW_SCALE_LAYOUT, v->scale_layout = (int)j.layout;
+    return 0;
+}
+
 static int abi_quant(qc_op_call *c, const qcheck_backend *b)
 {
     qc_quant_job j;
@@ -146,6 +192,6 @@ static int ref_dequant(qc_op_call *c) { return dequant_call(c, NULL); }
 const qc_op qc_op_quant = {"quant",
                            "x f32[rows, cols] -> q, scale (u8, as qcheck quant writes), gscale; params: "
                            "recipe profile rows cols and the recipe's keys",
-                           ref_quant, offsetof(qcheck_backend, quant), abi_quant, NULL};
+                           ref_quant, offsetof(qcheck_backend, quant), abi_quant, NULL, quant_view};
 const qc_op qc_op_dequant = {"dequant", "x f32[rows, cols] -> y f32: reference quant, then dequant; params as quant",
-                             ref_dequant, offsetof(qcheck_backend, dequant), dequant_call, NULL};
+                             ref_dequant, offsetof(qcheck_backend, dequant), dequant_call, NULL, NULL};

@@ -62,4 +62,4 @@ static int abi_fnuz_normalize(qc_op_call *c, const qcheck_backend *b)
 
 const qc_op qc_op_fnuz_normalize = {"fnuz_normalize",
                                     "w u8[n] e4m3fn, scale f32[s] -> w e4m3fnuz (0x80 -> 0), scale * 2",
-                                    ref_fnuz_normalize, offsetof(qcheck_backend, fnuz_normalize), abi_fnuz_normalize, NULL};
+                                    ref_fnuz_normalize, offsetof(qcheck_backend, fnuz_normalize), abi_fnuz_normalize, NULL, NULL};

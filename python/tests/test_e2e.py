@@ -300,6 +300,85 @@ class MoeWeightOperandsTest(ExportedBatch):
         self.assertNotIn("w13.codes", t, "weights=generate: " + params)
 
 
+def sf128x4_offset(r, c, cp):
+    """docs/spec/layouts.md §1: the byte of scale (r, c) in the 128x4 swizzle (one batch)."""
+    return (r // 128) * (cp // 4) * 512 + (c // 4) * 512 + (r % 32) * 16 + ((r % 128) // 32) * 4 + c % 4
+
+
+class MismatchClassesTest(ExportedBatch):
+    """Outputs that numpy breaks in one known way: `qcheck verify` must name the bug's class, print
+    the values in their dtype and the place in the op's own coordinates (issue 17, item 4)."""
+
+    def export(self, case, params):
+        golden = os.path.join(self.dir, "g.h5")
+        qc("export", "--case", case, "--params", params, "--out", golden)
+        with h5py.File(golden, "r") as f:
+            outs = {k: f["outputs"][k][()] for k in f["outputs"]}
+            x = f["inputs/x"][()]
+        return golden, x, outs
+
+    def verify_broken(self, golden, outs):
+        path = os.path.join(self.dir, "mine.h5")
+        with h5py.File(path, "w") as f:
+            for k, v in outs.items():
+                if not k.endswith(".mask"):
+                    f["outputs/" + k] = v
+        proc = self.verify(golden, path)
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+        return proc.stdout
+
+    def test_swapped_bytes_of_a_128x4_layout_are_misplaced(self):
+        golden, x, outs = self.export("layout_sf128x4", "map=sf128x4,batch=1,rows=129,cols=5")
+        y, cp = outs["y"].copy(), 8
+        r1, c1, r2, c2 = 3, 1, 70, 2  # one 512-byte atom
+        a, b = sf128x4_offset(r1, c1, cp), sf128x4_offset(r2, c2, cp)
+        self.assertEqual(y[a], x[0, r1, c1])
+        self.assertNotEqual(y[a], y[b], "the case's codes at the two places must differ")
+        y[a], y[b] = y[b], y[a]
+        out = self.verify_broken(golden, dict(outs, y=y))
+        self.assertIn("misplaced=2", out)
+        self.assertNotIn("one_ulp", out)
+        self.assertIn("y (batch 0, row %d, col %d): expected 0x%02X" % (r1, c1, x[0, r1, c1]), out)
+        self.assertIn("[misplaced] the value belongs at (batch 0, row %d, col %d)" % (r2, c2), out)
+
+    def test_a_one_ulp_fp32_scale_in_col_tma_bytes_is_printed_as_fp32(self):
+        golden, x, outs = self.export(
+            "quant_token_group", "recipe=token_group,profile=vllm-cpp,group=128,ue8m0=0,scale_layout=col_tma,"
+            "rows=9,cols=256")
+        scales = outs["scale"].view(np.float32)  # [groups, round_up(rows, 4)] fp32, column-major
+        mp = 12
+        finite = [(r, g) for g in range(2) for r in range(9) if 0 < scales[g * mp + r] < np.inf]
+        row, group = finite[len(finite) // 2]
+        words = outs["scale"].view(np.uint32).copy()
+        words[group * mp + row] += 1
+        out = self.verify_broken(golden, dict(outs, scale=words.view(np.uint8)))
+        self.assertIn("scale (row %d, block %d): expected 0x%08X (%.9g) got 0x%08X" % (
+            row, group, words[group * mp + row] - 1, scales[group * mp + row], words[group * mp + row]), out)
+        self.assertIn("[one_ulp]", out)
+        self.assertIn("1 of 24 elements differ", out)  # fp32 values, not bytes
+
+    def test_exchanged_nibbles_of_nvfp4_codes_are_nibble_swap(self):
+        golden, x, outs = self.export("quant_nvfp4", "recipe=nvfp4,profile=sgl-kernel,dist=normal,rows=3,cols=64")
+        q = outs["q"].copy()
+        k = int(np.flatnonzero((q & 0xF) != (q >> 4))[0])
+        q[k] = ((q[k] & 0xF) << 4) | (q[k] >> 4)
+        out = self.verify_broken(golden, dict(outs, q=q))
+        self.assertIn("nibble_swap=2", out)
+        row, col = divmod(2 * k, 64)
+        self.assertIn("q (row %d, col %d) block %d: expected 0x%X" % (row, col, col // 16, outs["q"][k] & 0xF), out)
+
+    def test_nan_for_the_clamped_max_is_saturation(self):
+        golden, x, outs = self.export("quant_fp8", "recipe=tensor,profile=sgl-kernel,dist=normal,rows=5,cols=256")
+        q = outs["q"].copy()
+        at = np.flatnonzero((q & 0x7F) == 0x7E)  # +-448: the amax element of a per-tensor quant
+        self.assertTrue(at.size, "the per-tensor amax element is +-448")
+        q[at] |= 0x7F  # NaN of the same sign (0x7F, 0xFF): what a kernel without the clamp writes
+        out = self.verify_broken(golden, dict(outs, q=q))
+        self.assertIn("saturation=%d" % at.size, out)
+        self.assertNotIn("nan_policy", out)
+        self.assertNotIn("one_ulp", out)
+
+
 class ExecBackendTest(unittest.TestCase):
     """`qcheck run --backend exec:...` itself, once the binary has the exec backend."""
 

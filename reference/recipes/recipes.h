@@ -184,6 +184,8 @@ typedef enum qc_scale_layout { QC_SL_ROW, QC_SL_COL, QC_SL_COL_TMA, QC_SL_PACKED
 size_t qc_scale_layout_size(qc_scale_layout l, size_t m, size_t g);
 int qc_scale_layout_apply(qc_scale_layout l, const float *row_major, size_t m, size_t g, uint8_t *out);
 int qc_scale_layout_inverse(qc_scale_layout l, const uint8_t *in, size_t m, size_t g, float *row_major);
+/* The scale (*i, *j) whose bytes hold byte `byte` of the layout: 0, or 1 for a padding byte. */
+int qc_scale_layout_locate(qc_scale_layout l, size_t m, size_t g, size_t byte, size_t *i, size_t *j);
 const char *qc_scale_layout_name(int l);
 int qc_scale_layout_from_name(const char *s);
 

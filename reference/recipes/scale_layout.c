@@ -43,6 +43,18 @@ static size_t offset(qc_scale_layout l, size_t m, size_t g, size_t i, size_t j)
     }
 }
 
+int qc_scale_layout_locate(qc_scale_layout l, size_t m, size_t g, size_t byte, size_t *i, size_t *j)
+{
+    size_t e = byte / 4, mp = round_up4(m); /* the fp32 (or int32 word) the byte is part of */
+    switch (l) {
+    case QC_SL_COL:          *j = m ? e / m : 0, *i = m ? e % m : 0; break;
+    case QC_SL_COL_TMA:      *j = e / mp, *i = e % mp; break;
+    case QC_SL_PACKED_UE8M0: *j = e / mp * 4 + byte % 4, *i = e % mp; break;
+    default:                 *i = g ? e / g : 0, *j = g ? e % g : 0; break;
+    }
+    return *i >= m || *j >= g;
+}
+
 /* A power-of-two scale's e8m0 byte, or -1 when the scale is not 2^(E-127) for a byte E. */
 static int pow2_byte(float s)
 {
