@@ -155,6 +155,57 @@ static int params_match(const qc_params *want, const qc_params *have)
     return 1;
 }
 
+/* Why --params selected nothing: the first wanted value that no instance of the selected cases
+ * has, with the values they do have (a misspelt profile or dist, a size outside the sweep). */
+static void explain_no_match(const char *cmd, const qc_instance *inst, int ninst, const qc_params *want,
+                             const qc_backend *const *backends, int nb)
+{
+    for (int k = 0; k < want->n; k++) {
+        const char *seen[32];
+        int nseen = 0, found = 0;
+        for (int i = 0; i < ninst && !found; i++) {
+            const char *v = qc_param(&inst[i].params, want->key[k]);
+            found = v && !strcmp(v, want->val[k]);
+            int dup = !v;
+            for (int j = 0; j < nseen && !dup; j++)
+                dup = !strcmp(seen[j], v);
+            if (!dup && nseen < 32)
+                seen[nseen++] = v;
+        }
+        if (found)
+            continue;
+        char err[1024];
+        if (!nseen && ninst && qc_case_check_keys(inst[0].c, want, err, sizeof err)) {
+            qc_error(cmd, "%s", err);
+            return;
+        }
+        char list[1024] = "";
+        size_t at = 0;
+        for (int j = 0; j < nseen && at < sizeof list; j++)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", j ? ", " : "", seen[j]);
+        qc_error(cmd, "no selected instance has %s=%s (%s%s; qcheck list cases)", want->key[k], want->val[k],
+                 nseen ? "the values there: " : "no selected case sweeps it", list);
+        return;
+    }
+    for (int b = 0; b < nb; b++) { /* a backend that implements none of the selected cases' ops */
+        int any = 0;
+        for (int i = 0; i < ninst && !any; i++)
+            any = qc_backend_implements(backends[b], inst[i].c->op);
+        if (any || !ninst)
+            continue;
+        char ops[512] = "";
+        size_t at = 0;
+        for (int o = 0; o < qc_op_count() && at < sizeof ops; o++)
+            if (qc_backend_implements(backends[b], qc_op_at(o)->name))
+                at += (size_t)snprintf(ops + at, sizeof ops - at, "%s%s", at ? ", " : "", qc_op_at(o)->name);
+        qc_error(cmd, "backend %s implements op%s %s, and no selected case is one of them (case %s is op %s)",
+                 backends[b]->name, strchr(ops, ',') ? "s" : "", ops[0] ? ops : "none", inst[0].c->name,
+                 inst[0].c->op);
+        return;
+    }
+    qc_error(cmd, "no instance matched the selection (qcheck list cases)");
+}
+
 static int parse_int(const char *cmd, const char *key, const char *v, long lo, long hi, long *out)
 {
     int64_t r;
@@ -376,7 +427,7 @@ int cmd_run(int argc, char **argv)
                 work[nw++] = (qc_work){&inst[i], backends[b]};
     }
     if (nw == 0) {
-        qc_error(a.cmd, "no instance matched the selection (qcheck list cases)");
+        explain_no_match(a.cmd, inst, ninst, &want, backends, nb);
         goto out;
     }
     res = qc_results_alloc(nw);

@@ -140,6 +140,18 @@ def test_validation(qcheck):
         write_case(d, "badparam", base_case("badparam", {"to": "e9m9", "n": 4}))
         rc, out, err = run(qcheck, ["run"], d)
         check(rc == 1 and "unknown format 'e9m9'" in out, "an instance the reference refuses is ERROR naming the value")
+    # a selection that matches nothing says why: the value with the case's values, or the backend's ops
+    with tempfile.TemporaryDirectory() as d:
+        write_case(d, "sel", base_case("sel", {"to": ["e4m3fn", "e5m2"], "n": 4}))
+        rc, out, err = run(qcheck, ["run", "--case", "sel", "--params", "to=e4m3fnn", "--backend", "ref"], d)
+        check(rc == 2 and "no selected instance has to=e4m3fnn (the values there: e4m3fn, e5m2;" in err,
+              f"a misspelt --params value lists the values ({rc}: {err.strip()[:160]})")
+        rc, out, err = run(qcheck, ["run", "--case", "sel", "--params", "tp=e4m3fn", "--backend", "ref"], d)
+        check(rc == 2 and "case sel has no parameter 'tp' (its parameters: to n)" in err,
+              f"an unknown --params key lists the keys ({rc}: {err.strip()[:160]})")
+        rc, out, err = run(qcheck, ["run", "--case", "quant_nvfp4", "--backend", "mutant:e2m1-ties-away"])
+        check(rc == 2 and "backend mutant:e2m1-ties-away implements op cast, and no selected case is one of them "
+              "(case quant_nvfp4 is op quant)" in err, f"a backend without the case's op says so ({rc}: {err.strip()[:160]})")
 
 
 def test_mutants(qcheck, cases):
