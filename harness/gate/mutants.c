@@ -164,7 +164,8 @@ MUTANT("fnuz-normalize-keeps-0x80", "fnuz_normalize", fnuz_normalize_keeps_0x80,
        "e4m3fn -> e4m3fnuz normalize leaves 0x80 (FN -0), the FNUZ NaN (formats.md §7.1)")
 
 extern const qc_backend qc_mutant_sf_unpadded_rows, qc_mutant_sf_unpadded_stride, qc_mutant_sf_column_major;
-extern const qc_backend qc_mutant_clamp_nan, qc_mutant_zero_block_nan;
+extern const qc_backend qc_mutant_clamp_nan, qc_mutant_zero_block_nan, qc_mutant_quant_ties_away,
+    qc_mutant_quant_mul_rcp, qc_mutant_quant_no_saturation, qc_mutant_quant_eps_dropped;
 extern const qc_backend qc_mutant_gemm_scale_block;
 extern const qc_backend qc_mutant_moe_gate_up, qc_mutant_moe_rsf_twice, qc_mutant_moe_no_clamp, qc_mutant_moe_mask_zero,
     qc_mutant_moe_scale_block;
@@ -175,7 +176,8 @@ const qc_backend *const qc_mutant_backends[] = {
     &mutant_fnuz_keeps_negzero, &mutant_fnuz_nan_as_negzero, &mutant_nan_sign_dropped,
     &mutant_e5m2_no_satfinite, &mutant_e2m1_nan_zero,     &mutant_bf16_truncates, &mutant_fnuz_normalize_keeps_0x80,
     &qc_mutant_sf_unpadded_rows, &qc_mutant_sf_unpadded_stride, &qc_mutant_sf_column_major,
-    &qc_mutant_clamp_nan,        &qc_mutant_zero_block_nan,
+    &qc_mutant_clamp_nan,        &qc_mutant_zero_block_nan, &qc_mutant_quant_ties_away, &qc_mutant_quant_mul_rcp,
+    &qc_mutant_quant_no_saturation, &qc_mutant_quant_eps_dropped,
     &qc_mutant_gemm_scale_block, &qc_mutant_moe_gate_up, &qc_mutant_moe_rsf_twice, &qc_mutant_moe_no_clamp,
     &qc_mutant_moe_mask_zero,    &qc_mutant_moe_scale_block,
 };

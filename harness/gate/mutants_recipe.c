@@ -21,11 +21,40 @@ static void zero_block_nan(qc_quant_job *j)
     j->policy.clamp = QC_CLAMP_NONE;
 }
 
+/* Ties of the element cast rounded away from zero (formats.md §3.2 for FP4; the same slip in fp8). */
+static void quant_ties_away(qc_quant_job *j) { j->policy.cast.ties = QC_TIES_AWAY; }
+
+/* x * fl32(1/s) where the profile divides by an fp32 scale, or x / s where it multiplies
+ * (formats.md §6.2: they round differently; MX scales are powers of two, where both are exact). */
+static void mul_by_reciprocal(qc_quant_job *j)
+{
+    j->policy.elem_op = j->policy.elem_op == QC_ELEM_DIV ? QC_ELEM_MUL_RCP : QC_ELEM_DIV;
+}
+
+/* No clamp and a cast that overflows to NaN: a value just above the format's max after the scale
+ * becomes NaN instead of max. */
+static void no_saturation(qc_quant_job *j)
+{
+    j->policy.clamp = QC_CLAMP_NONE;
+    j->policy.cast.overflow = QC_OVERFLOW_NAN;
+}
+
+/* The eps floor of the amax dropped (an all-zero group then takes the zero guard's path). */
+static void eps_dropped(qc_quant_job *j) { j->policy.eps_at = QC_EPS_NONE; }
+
 static int m_clamp(qc_op_call *c) { return qc_quant_op(c, clamp_swallows_nan); }
+static int m_ties(qc_op_call *c) { return qc_quant_op(c, quant_ties_away); }
+static int m_rcp(qc_op_call *c) { return qc_quant_op(c, mul_by_reciprocal); }
+static int m_nosat(qc_op_call *c) { return qc_quant_op(c, no_saturation); }
+static int m_eps(qc_op_call *c) { return qc_quant_op(c, eps_dropped); }
 static int m_zero(qc_op_call *c) { return qc_quant_op(c, zero_block_nan); }
 
 static const qc_impl impl_clamp[] = {{"quant", m_clamp}};
 static const qc_impl impl_zero[] = {{"quant", m_zero}};
+static const qc_impl impl_ties[] = {{"quant", m_ties}};
+static const qc_impl impl_rcp[] = {{"quant", m_rcp}};
+static const qc_impl impl_nosat[] = {{"quant", m_nosat}};
+static const qc_impl impl_eps[] = {{"quant", m_eps}};
 
 const qc_backend qc_mutant_clamp_nan = {"mutant:clamp-swallows-nan", "mutants",
                                         "NaN turned into +max by an fminf/fmaxf clamp, or the reverse (formats.md B20)",
@@ -33,3 +62,15 @@ const qc_backend qc_mutant_clamp_nan = {"mutant:clamp-swallows-nan", "mutants",
 const qc_backend qc_mutant_zero_block_nan = {"mutant:zero-block-nan", "mutants",
                                              "all-zero block divided by a zero scale gives NaN (formats.md B17)", NULL,
                                              .impls = impl_zero, .nimpls = 1};
+const qc_backend qc_mutant_quant_ties_away = {"mutant:quant-ties-away", "mutants",
+                                              "element cast ties rounded away from zero inside the quantizer", NULL,
+                                              .impls = impl_ties, .nimpls = 1};
+const qc_backend qc_mutant_quant_mul_rcp = {"mutant:quant-mul-by-reciprocal", "mutants",
+                                            "x * fl32(1/s) for x / s, or the reverse (formats.md §6.2)", NULL,
+                                            .impls = impl_rcp, .nimpls = 1};
+const qc_backend qc_mutant_quant_no_saturation = {"mutant:quant-no-saturation", "mutants",
+                                                  "no clamp before a cast that overflows to NaN", NULL,
+                                                  .impls = impl_nosat, .nimpls = 1};
+const qc_backend qc_mutant_quant_eps_dropped = {"mutant:quant-eps-dropped", "mutants",
+                                                "the eps floor of the amax dropped", NULL, .impls = impl_eps,
+                                                .nimpls = 1};
