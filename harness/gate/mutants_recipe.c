@@ -42,35 +42,20 @@ static void no_saturation(qc_quant_job *j)
 /* The eps floor of the amax dropped (an all-zero group then takes the zero guard's path). */
 static void eps_dropped(qc_quant_job *j) { j->policy.eps_at = QC_EPS_NONE; }
 
-static int m_clamp(qc_op_call *c) { return qc_quant_op(c, clamp_swallows_nan); }
-static int m_ties(qc_op_call *c) { return qc_quant_op(c, quant_ties_away); }
-static int m_rcp(qc_op_call *c) { return qc_quant_op(c, mul_by_reciprocal); }
-static int m_nosat(qc_op_call *c) { return qc_quant_op(c, no_saturation); }
-static int m_eps(qc_op_call *c) { return qc_quant_op(c, eps_dropped); }
-static int m_zero(qc_op_call *c) { return qc_quant_op(c, zero_block_nan); }
+/* A quant mutant: the reference quantizer with `tweak` applied to its job. */
+#define QUANT_MUTANT(var, id, tweak, what)                                                                  \
+    static int m_##tweak(qc_op_call *c) { return qc_quant_op(c, tweak); }                                  \
+    static const qc_impl impl_##tweak[] = {{"quant", m_##tweak}};                                          \
+    const qc_backend var = {"mutant:" id, "mutants", what, NULL, .impls = impl_##tweak, .nimpls = 1};
 
-static const qc_impl impl_clamp[] = {{"quant", m_clamp}};
-static const qc_impl impl_zero[] = {{"quant", m_zero}};
-static const qc_impl impl_ties[] = {{"quant", m_ties}};
-static const qc_impl impl_rcp[] = {{"quant", m_rcp}};
-static const qc_impl impl_nosat[] = {{"quant", m_nosat}};
-static const qc_impl impl_eps[] = {{"quant", m_eps}};
-
-const qc_backend qc_mutant_clamp_nan = {"mutant:clamp-swallows-nan", "mutants",
-                                        "NaN turned into +max by an fminf/fmaxf clamp, or the reverse (formats.md B20)",
-                                        NULL, .impls = impl_clamp, .nimpls = 1};
-const qc_backend qc_mutant_zero_block_nan = {"mutant:zero-block-nan", "mutants",
-                                             "all-zero block divided by a zero scale gives NaN (formats.md B17)", NULL,
-                                             .impls = impl_zero, .nimpls = 1};
-const qc_backend qc_mutant_quant_ties_away = {"mutant:quant-ties-away", "mutants",
-                                              "element cast ties rounded away from zero inside the quantizer", NULL,
-                                              .impls = impl_ties, .nimpls = 1};
-const qc_backend qc_mutant_quant_mul_rcp = {"mutant:quant-mul-by-reciprocal", "mutants",
-                                            "x * fl32(1/s) for x / s, or the reverse (formats.md §6.2)", NULL,
-                                            .impls = impl_rcp, .nimpls = 1};
-const qc_backend qc_mutant_quant_no_saturation = {"mutant:quant-no-saturation", "mutants",
-                                                  "no clamp before a cast that overflows to NaN", NULL,
-                                                  .impls = impl_nosat, .nimpls = 1};
-const qc_backend qc_mutant_quant_eps_dropped = {"mutant:quant-eps-dropped", "mutants",
-                                                "the eps floor of the amax dropped", NULL, .impls = impl_eps,
-                                                .nimpls = 1};
+QUANT_MUTANT(qc_mutant_clamp_nan, "clamp-swallows-nan", clamp_swallows_nan,
+             "NaN turned into +max by an fminf/fmaxf clamp, or the reverse (formats.md B20)")
+QUANT_MUTANT(qc_mutant_zero_block_nan, "zero-block-nan", zero_block_nan,
+             "all-zero block divided by a zero scale gives NaN (formats.md B17)")
+QUANT_MUTANT(qc_mutant_quant_ties_away, "quant-ties-away", quant_ties_away,
+             "element cast ties rounded away from zero inside the quantizer")
+QUANT_MUTANT(qc_mutant_quant_mul_rcp, "quant-mul-by-reciprocal", mul_by_reciprocal,
+             "x * fl32(1/s) for x / s, or the reverse (formats.md §6.2)")
+QUANT_MUTANT(qc_mutant_quant_no_saturation, "quant-no-saturation", no_saturation,
+             "no clamp before a cast that overflows to NaN")
+QUANT_MUTANT(qc_mutant_quant_eps_dropped, "quant-eps-dropped", eps_dropped, "the eps floor of the amax dropped")
