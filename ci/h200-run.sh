@@ -16,12 +16,14 @@ tar xJf build/gpu-bundle.tar.xz -C /tmp
 B=/tmp/gpu-bundle
 export LD_LIBRARY_PATH=$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} QCHECK_CASES=$PWD/cases PYTHONPATH=$PWD/python
 jobs=$(( $(nproc) > 2 ? $(nproc) - 2 : 1 ))
+failed=""
 step() { # name command...: output in $out/name.log; prints rc, seconds and the tail
   local name=$1 t0 rc
   t0=$(date +%s%N)
   shift
   "$@" > "$out/$name.log" 2>&1
   rc=$?
+  [ "$rc" -eq 0 ] || failed="$failed $name"
   printf '== %s: rc %d in %d ms\n' "$name" "$rc" $(( ($(date +%s%N) - t0) / 1000000 ))
   tail -n "${TAIL:-2}" "$out/$name.log"
 }
@@ -60,4 +62,6 @@ if has torch; then
   TAIL=3 step torch_gemm_full_row "$B/qcheck" run --suite full --case fp8_rowwise_gemm --params m=1,n=2880,k=2880 \
     --jobs 4 --backend "$ex" --report "$out/torch_gemm_full_row"
 fi
+# a step that failed fails the script, naming it (the tails above say how)
+[ -z "$failed" ] || { echo "h200-run: failed steps:$failed"; exit 1; }
 exit 0
