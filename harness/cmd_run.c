@@ -162,7 +162,7 @@ static void explain_no_match(const char *cmd, const qc_instance *inst, int ninst
 {
     for (int k = 0; k < want->n; k++) {
         const char *seen[32];
-        int nseen = 0, found = 0;
+        int nseen = 0, found = 0, more = 0;
         for (int i = 0; i < ninst && !found; i++) {
             const char *v = qc_param(&inst[i].params, want->key[k]);
             found = v && !strcmp(v, want->val[k]);
@@ -171,6 +171,7 @@ static void explain_no_match(const char *cmd, const qc_instance *inst, int ninst
                 dup = !strcmp(seen[j], v);
             if (!dup && nseen < 32)
                 seen[nseen++] = v;
+            more |= !dup && nseen == 32 && strcmp(seen[31], v);
         }
         if (found)
             continue;
@@ -183,8 +184,8 @@ static void explain_no_match(const char *cmd, const qc_instance *inst, int ninst
         size_t at = 0;
         for (int j = 0; j < nseen && at < sizeof list; j++)
             at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", j ? ", " : "", seen[j]);
-        qc_error(cmd, "no selected instance has %s=%s (%s%s; qcheck list cases)", want->key[k], want->val[k],
-                 nseen ? "the values there: " : "no selected case sweeps it", list);
+        qc_error(cmd, "no selected instance has %s=%s (%s%s%s; qcheck list cases)", want->key[k], want->val[k],
+                 nseen ? "the values there: " : "no selected case sweeps it", list, more ? ", ..." : "");
         return;
     }
     for (int b = 0; b < nb; b++) { /* a backend that implements none of the selected cases' ops */

@@ -147,6 +147,7 @@ void qc_judge(const qc_case *c, const qc_params *p, const qc_tensor_set *inputs,
     double tight = 0;
     int bounded = 0;
     uint8_t *maps[QC_MAX_COMPARES] = {0};
+    int64_t elements[QC_MAX_COMPARES] = {0}; /* of each output, as the comparator counts them */
     const qc_op *op = qc_op_find(c->op);
     r->verdict = QC_ERROR;
     for (int pass = 0; pass < 2; pass++)
@@ -170,14 +171,13 @@ void qc_judge(const qc_case *c, const qc_params *p, const qc_tensor_set *inputs,
             x.mask = qc_set_find(expected, name);
             snprintf(name, sizeof name, "%s.bound", s->output);
             x.bound = qc_set_find(expected, name);
-            maps[i] = calloc((size_t)qc_compare_elements(e, x.view) + 1, 1);
+            elements[i] = qc_compare_elements(e, x.view);
+            maps[i] = calloc((size_t)elements[i] + 1, 1);
             x.budget_map = maps[i];
             for (int k = 0; k < c->ncompares && s->coupled_to[0]; k++)
-                if (!strcmp(c->compares[k].output, s->coupled_to) && qc_set_find(expected, s->coupled_to)) {
-                    qc_output_view cv;
-                    int viewed = op && op->view && !op->view(p, s->coupled_to, &cv);
+                if (!strcmp(c->compares[k].output, s->coupled_to) && maps[k]) { /* compared in pass 0 */
                     x.coupled_bad = maps[k];
-                    x.coupled_n = qc_compare_elements(qc_set_find(expected, s->coupled_to), viewed ? &cv : NULL);
+                    x.coupled_n = elements[k];
                 }
             qc_compare_out o;
             qc_compare(s, p, inputs, e, g, &x, show, &o, r->detail, sizeof r->detail);

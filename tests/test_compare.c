@@ -82,6 +82,16 @@ static void test_wrong_block_and_nan(void)
     qc_tensor_free(&g);
 }
 
+/* qc_compare with no params and no inputs, its report in a fresh detail (up to 10 mismatches shown). */
+static void compared(const qc_compare_spec *spec, const qc_tensor *e, const qc_tensor *g, const qc_compare_extra *x,
+                     qc_compare_out *o, char *detail, size_t len)
+{
+    static const qc_params none = {0};
+    static const qc_tensor_set no_inputs = {0};
+    detail[0] = '\0';
+    qc_compare(spec, &none, &no_inputs, e, g, x, 10, o, detail, len);
+}
+
 /* Raw bytes (a layout of u8 codes) have no neighbouring codes: 5 against 6 is not one_ulp. */
 static void test_raw_bytes_have_no_ulp(void)
 {
@@ -90,11 +100,9 @@ static void test_raw_bytes_have_no_ulp(void)
     codes(&e, "y", "u8", 1, 8, exp);
     codes(&g, "y", "u8", 1, 8, got);
     qc_compare_spec spec = {.output = "y", .rule = "bitexact"};
-    qc_params p = {0};
-    qc_tensor_set in = {0};
     qc_compare_out o;
-    char detail[4096] = "";
-    qc_compare(&spec, &p, &in, &e, &g, NULL, 10, &o, detail, sizeof detail);
+    char detail[4096];
+    compared(&spec, &e, &g, NULL, &o, detail, sizeof detail);
     CHECK(o.mismatches == 1 && o.per_class[QC_MM_OTHER] == 1, "u8 5 vs 6 is other: %s", detail);
     qc_tensor_free(&e);
     qc_tensor_free(&g);
@@ -109,17 +117,14 @@ static void test_nibble_swap(void)
     codes(&e, "q", "e2m1x2", 1, 2, exp);
     codes(&g, "q", "e2m1x2", 1, 2, got);
     qc_compare_spec spec = {.output = "q", .rule = "bitexact"};
-    qc_params p = {0};
-    qc_tensor_set in = {0};
     qc_compare_out o;
-    char detail[4096] = "";
-    qc_compare(&spec, &p, &in, &e, &g, NULL, 10, &o, detail, sizeof detail);
+    char detail[4096];
+    compared(&spec, &e, &g, NULL, &o, detail, sizeof detail);
     CHECK(o.n == 2 && o.per_class[QC_MM_OTHER] == 2,
           "as bytes both are other (0x73 vs 0x72 is no ulp of e2m1x2): %s", detail);
     qc_output_view v = {.dtype = "e2m1", .elem_bits = 4, .rows = 1, .cols = 4, .block = 2, .axes = {"row", "col"}};
     qc_compare_extra x = {.view = &v};
-    detail[0] = '\0';
-    qc_compare(&spec, &p, &in, &e, &g, &x, 10, &o, detail, sizeof detail);
+    compared(&spec, &e, &g, &x, &o, detail, sizeof detail);
     CHECK(o.n == 4 && o.mismatches == 3 && o.per_class[QC_MM_NIBBLE_SWAP] == 2 && o.per_class[QC_MM_ONE_ULP] == 1,
           "as e2m1 elements: two nibble_swap, 1.5 vs 1 one_ulp: %s", detail);
     CHECK(strstr(detail, "q (row 0, col 1) block 0: expected 0x2 (1) got 0x1 (0.5)  [nibble_swap]") &&
@@ -149,17 +154,15 @@ static void test_misplaced_in_layout(void)
     dst[a] = dst[b], dst[b] = t;
     codes(&g, "y", "u8", 1, 512, dst);
     qc_compare_spec spec = {.output = "y", .rule = "bitexact", .degenerate_ok = 1};
-    qc_params p = {0};
-    qc_tensor_set in = {0};
     qc_compare_out o;
-    char detail[4096] = "";
+    char detail[4096];
     qc_compare_extra x = {.view = &v};
-    qc_compare(&spec, &p, &in, &e, &g, &x, 10, &o, detail, sizeof detail);
+    compared(&spec, &e, &g, &x, &o, detail, sizeof detail);
     CHECK(o.mismatches == 2 && o.per_class[QC_MM_MISPLACED] == 2, "two misplaced bytes: %s", detail);
     CHECK(strstr(detail, "y (batch 0, row 0, col 0): expected 0x00 (0) got 0x16 (22)  [misplaced] the value belongs "
                          "at (batch 0, row 5, col 2)") != NULL,
           "the report says where the byte belongs: %s", detail);
-    qc_compare(&spec, &p, &in, &e, &g, NULL, 10, &o, detail, sizeof detail);
+    compared(&spec, &e, &g, NULL, &o, detail, sizeof detail);
     CHECK(o.per_class[QC_MM_MISPLACED] == 0, "without the layout's view there is no place to name");
     qc_tensor_free(&e);
     qc_tensor_free(&g);
@@ -181,12 +184,10 @@ static void test_f32_scales_in_bytes(void)
     qc_output_view v = {.dtype = "f32", .elem_bits = 32, .rows = 2, .cols = 1, .axes = {"row", "block"},
                         .layout_kind = QC_VIEW_SCALE_LAYOUT, .scale_layout = QC_SL_COL_TMA};
     qc_compare_spec spec = {.output = "scale", .rule = "bitexact"};
-    qc_params p = {0};
-    qc_tensor_set in = {0};
     qc_compare_out o;
-    char detail[4096] = "";
+    char detail[4096];
     qc_compare_extra x = {.view = &v};
-    qc_compare(&spec, &p, &in, &e, &g, &x, 10, &o, detail, sizeof detail);
+    compared(&spec, &e, &g, &x, &o, detail, sizeof detail);
     CHECK(o.n == 4 && o.mismatches == 1 && o.per_class[QC_MM_ONE_ULP] == 1, "one fp32 scale one ulp off: %s", detail);
     CHECK(strstr(detail, "scale (row 1, block 0): expected 0x3E800000 (0.25) got 0x3E800001 (0.25000003)  [one_ulp]"),
           "printed as fp32 at its scale's coordinates: %s", detail);

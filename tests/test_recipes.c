@@ -393,6 +393,26 @@ static void test_scale_layouts(void)
         CHECK(qc_scale_layout_apply((qc_scale_layout)l, s, 3, 5, buf) == 0, "layout %s apply", qc_scale_layout_name(l));
         qc_scale_layout_inverse((qc_scale_layout)l, buf, 3, 5, back);
         CHECK(memcmp(s, back, sizeof s) == 0, "layout %s: inverse(apply) != identity", qc_scale_layout_name(l));
+        /* locate names, for every byte apply wrote, the scale whose value is there (the values are
+         * distinct powers of two), and padding bytes, which apply leaves zero */
+        int hits[15] = {0};
+        for (size_t b = 0; b < qc_scale_layout_size((qc_scale_layout)l, 3, 5); b++) {
+            size_t i, j;
+            int padding = qc_scale_layout_locate((qc_scale_layout)l, 3, 5, b, &i, &j);
+            if (padding) {
+                CHECK(buf[b] == 0, "layout %s byte %zu: padding located but not zero", qc_scale_layout_name(l), b);
+                continue;
+            }
+            float at;
+            memcpy(&at, buf + b / 4 * 4, 4);
+            int ok = l == QC_SL_PACKED_UE8M0 ? buf[b] == 127 + (int)(i * 5 + j) - 7 : at == s[i * 5 + j];
+            CHECK(ok, "layout %s byte %zu located at scale (%zu, %zu), which is not there", qc_scale_layout_name(l), b,
+                  i, j);
+            hits[i * 5 + j]++;
+        }
+        for (int k = 0; k < 15; k++)
+            CHECK(hits[k] == (l == QC_SL_PACKED_UE8M0 ? 1 : 4), "layout %s: scale %d located %d times",
+                  qc_scale_layout_name(l), k, hits[k]);
     }
     CHECK(qc_scale_layout_size(QC_SL_PACKED_UE8M0, 3, 5) == 4 * 2 * 4, "packed size [2, 4] int32");
     qc_scale_layout_apply(QC_SL_PACKED_UE8M0, s, 3, 5, buf);
