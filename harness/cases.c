@@ -52,7 +52,7 @@ static int in_list(const char *s, const char *const *list)
 static const char *const top_keys[] = {"name", "op", "doc", "tiers", "params", "tier_params", "constraints",
                                        "inputs", "compare", "vectors", NULL};
 static const char *const input_keys[] = {"shape", "storage", "fill", "scale", "dtype", "edges", "edges_format",
-                                         "zero_blocks", "at", "bits", NULL};
+                                         "zero_blocks", "at", "bits", "boundaries", NULL};
 static const char *const compare_keys[] = {"rule", "why", "block", "midpoint_input", "degenerate_ok", "class",
                                            "budget", "coupled_to", NULL};
 
@@ -303,8 +303,12 @@ static int parse_input(ctx *x, const cJSON *v, const qc_sweep *c_params, qc_inpu
         field(x, v, "edges_format", in->edges_format, sizeof in->edges_format, F_STRING, key) ||
         field(x, v, "zero_blocks", in->zero_blocks, sizeof in->zero_blocks, F_STRING | F_NUMBER, key) ||
         field(x, v, "at", in->at, sizeof in->at, F_STRING | F_NUMBER, key) ||
-        field(x, v, "bits", in->bits, sizeof in->bits, F_STRING | F_NUMBER, key))
+        field(x, v, "bits", in->bits, sizeof in->bits, F_STRING | F_NUMBER, key) ||
+        field(x, v, "boundaries", in->boundaries, sizeof in->boundaries, F_STRING, key))
         return 2;
+    if (in->boundaries[0] && strcmp(in->boundaries, "quant"))
+        return bad(x, key, "unknown boundaries (known: quant, the scale blocks of the instance's quant job)",
+                   in->boundaries);
     int st = qc_storage_from_name(storage);
     if (st < 0)
         return bad(x, key, "unknown storage (known: u8 u16 i32 u32 f32 f64)", storage);

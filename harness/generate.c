@@ -62,7 +62,7 @@ static double scale_of(const qc_input_spec *spec, const qc_params *p)
 }
 
 /* Finite magnitudes of the edge format, ascending; the midpoints and the max come from them. */
-static int format_values(qc_format f, double *vals, int cap)
+int qc_format_grid(qc_format f, double *vals, int cap)
 {
     qc_cast_policy pol = qcref_default_policy();
     int n = 0;
@@ -86,7 +86,7 @@ static int edge_values(const qc_input_spec *spec, const qc_params *p, float *out
     const char *fname = spec->edges_format[0] ? qc_param(p, spec->edges_format) : NULL;
     if (fname && qc_format_from_name(fname) >= 0) {
         f = (qc_format)qc_format_from_name(fname);
-        nt = format_values(f, table, 256);
+        nt = qc_format_grid(f, table, 256);
     }
     double maxv = nt ? table[nt - 1] : (f == QC_BF16 ? 3.3895313892515355e38 : f == QC_F16 ? 65504.0 : 0);
 #define PUT(v) do { if (n < cap) out[n++] = (float)(v); } while (0)
@@ -248,6 +248,8 @@ static int generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed
     float edges[1024];
     int ne = edge_values(spec, p, edges, 1024);
     inject_edges(edges, ne, &rng, x, n);
+    if (spec->boundaries[0])
+        return qc_boundary_inject(p, &rng, x, n, err, errlen);
     return 0;
 }
 

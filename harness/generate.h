@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "formats/formats.h"
 #include "params.h"
 #include "tensor.h"
 
@@ -25,11 +26,19 @@ typedef struct qc_input_spec {
     char zero_blocks[64];  /* expression: block length along the last dim; every 4th block is zeroed */
     char at[64];           /* onehot: flat index expression */
     char bits[16];         /* codes: code width expression (default 8) */
+    char boundaries[16];   /* "quant": boundary elements after each scale block's scale (boundary.c) */
 } qc_input_spec;
 
 /* The names generators and edge injection accept (for validation and --help). */
 extern const char *const qc_fill_names[];
 extern const char *const qc_edge_names[];
+
+/* The finite non-negative values of an 8-bit-or-narrower format, ascending (0 for wider formats). */
+int qc_format_grid(qc_format f, double *vals, int cap);
+
+/* boundary.c: rewrites x (the input of the quant job of p) so that each scale block carries the
+ * boundaries of its recipe and profile. 0, or 2 with err. */
+int qc_boundary_inject(const qc_params *p, uint64_t *rng, float *x, int64_t n, char *err, size_t errlen);
 
 int qc_generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed, qc_tensor *out, char *err,
                 size_t errlen);

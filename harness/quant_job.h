@@ -30,8 +30,9 @@ void qc_quant_job_deserialize(const qc_quant_job *j, const uint8_t *q, const uin
                               qc_quantized *qz);
 
 /* ops/op_quant.c: the quant op with the policy changed after the job is set up (NULL: the
- * reference itself). Mutants use it to be the reference with one rule wrong. */
-typedef void (*qc_quant_tweak)(qc_quant_job *j);
+ * reference itself). Mutants use it to be the reference with one rule wrong; a tweak returns NULL,
+ * or why the job has nothing it could change (the item is then declined, not passed). */
+typedef const char *(*qc_quant_tweak)(qc_quant_job *j);
 struct qc_op_call;
 int qc_quant_op(struct qc_op_call *c, qc_quant_tweak tweak);
 

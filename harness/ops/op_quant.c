@@ -84,8 +84,11 @@ int qc_quant_op(qc_op_call *c, qc_quant_tweak tweak)
     int rc = job_and_input(c, &j, &x);
     if (rc)
         return rc;
-    if (tweak)
-        tweak(&j);
+    const char *inert = tweak ? tweak(&j) : NULL;
+    if (inert) {
+        snprintf(c->err, c->errlen, "%s", inert);
+        return QC_OP_DECLINED;
+    }
     return add_outputs(c, &j, &q, &scale, &gscale) || reference_quant(c, &j, x->data, &q, &scale, &gscale)
                ? QC_OP_BAD
                : QC_OP_OK;

@@ -360,7 +360,7 @@ class MismatchClassesTest(ExportedBatch):
     def test_exchanged_nibbles_of_nvfp4_codes_are_nibble_swap(self):
         golden, x, outs = self.export("quant_nvfp4", "recipe=nvfp4,profile=sgl-kernel,dist=normal,rows=3,cols=64")
         q = outs["q"].copy()
-        k = int(np.flatnonzero((q & 0xF) != (q >> 4))[0])
+        k = int(np.flatnonzero((q & 0x7) != ((q >> 4) & 0x7))[0])  # not +0/-0, which is zero_sign
         q[k] = ((q[k] & 0xF) << 4) | (q[k] >> 4)
         out = self.verify_broken(golden, dict(outs, q=q))
         self.assertIn("nibble_swap=2", out)
@@ -377,6 +377,55 @@ class MismatchClassesTest(ExportedBatch):
         self.assertIn("saturation=%d" % at.size, out)
         self.assertNotIn("nan_policy", out)
         self.assertNotIn("one_ulp", out)
+
+
+class BoundaryTest(ExportedBatch):
+    """"boundaries": "quant" (harness/boundary.c) places elements on the rounding boundaries of each
+    scale block after its scale. Checked here with numpy's IEEE fp32 arithmetic and ml_dtypes' e4m3
+    grid, not with the reference that placed them, and through the gate: the mutants these inputs
+    exist for must fail every instance they can act on (issue 17, items 1 and 2)."""
+
+    export = MismatchClassesTest.export
+
+    @unittest.skipUnless(HAVE_ML_DTYPES, "ml_dtypes is the independent e4m3 grid")
+    def test_token_group_blocks_hold_ties_and_values_where_division_and_reciprocal_part(self):
+        golden, x, outs = self.export(
+            "quant_token_group", "recipe=token_group,profile=vllm-cpp,group=32,ue8m0=0,scale_layout=row,rows=9,cols=512")
+        s = outs["scale"].view(np.float32).reshape(9, 16)  # vllm-cpp: x / s in IEEE fp32, s = amax / 448
+        grid = np.unique(np.abs(np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float32)))
+        grid = grid[np.isfinite(grid)]
+        mids = (grid[:-1] + grid[1:]) / 2
+        e4m3 = lambda v: np.clip(v, -448, 448).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+        parted = 0
+        for r in range(9):
+            for g in range(0, 16, 2):  # the even blocks are the normal ones
+                xb, sb = x[r, 32 * g:32 * g + 32], s[r, g]
+                q = xb / sb
+                self.assertGreaterEqual(np.isin(np.abs(q), mids).sum(), 7, "block (%d, %d) has ties" % (r, g))
+                parted += int((e4m3(q) != e4m3(xb * (np.float32(1) / sb))).any())
+        self.assertGreater(parted, 36, "x / s and x * fl32(1/s) round to different codes in most blocks")
+        self.assertEqual(x[0, 32:64].tolist(), [0.0] * 32, "block 1 is all zero")
+        self.assertTrue(np.isnan(x[0, 96:128]).any(), "block 3 holds a NaN")
+
+    def assert_caught_everywhere(self, case, mutant):
+        out = qc("run", "--case", case, "--backend", "mutant:" + mutant, "--jobs", "2").stdout
+        m = re.search(r"(\d+) passed, (\d+) failed, (\d+) skipped", out)
+        self.assertIsNotNone(m, out[-2000:])
+        self.assertEqual(int(m.group(1)), 0, "%s escapes on some %s instances:\n%s" %
+                         (mutant, case, "\n".join(l for l in out.splitlines() if l.startswith("PASS"))[:3000]))
+        self.assertGreater(int(m.group(2)), 0)
+
+    def test_ties_away_fails_every_nonempty_quant_instance(self):
+        for case in ("quant_nvfp4", "quant_mx", "quant_fp8", "quant_block", "quant_token_group",
+                     "quant_token_group_partial"):
+            self.assert_caught_everywhere(case, "quant-ties-away")
+
+    def test_eps_dropped_fails_every_token_group_and_block_instance(self):
+        for case in ("quant_token_group", "quant_token_group_partial", "quant_block"):
+            self.assert_caught_everywhere(case, "quant-eps-dropped")
+
+    def test_no_saturation_fails_every_token_group_instance_it_can_act_on(self):
+        self.assert_caught_everywhere("quant_token_group", "quant-no-saturation")
 
 
 class ExecBackendTest(unittest.TestCase):

@@ -51,7 +51,8 @@ static float mx_scaled(float x, uint8_t byte, float amax, const qc_recipe_policy
     }
 }
 
-void qcref_mx_quant(const qc_recipe_policy *p, const float *x, size_t rows, size_t cols, qc_quantized *out)
+void qcref_mx_quant(const qc_recipe_policy *p, const float *x, size_t rows, size_t cols, qc_quantized *out,
+                    float *prescaled)
 {
     size_t g = (size_t)p->group, ng = cols / g;
     for (size_t i = 0; i < rows; i++)
@@ -60,9 +61,12 @@ void qcref_mx_quant(const qc_recipe_policy *p, const float *x, size_t rows, size
             float amax = qcref_group_amax(xb, g, 1, p->amax_nan);
             uint8_t byte = mx_byte(amax, p);
             out->scale_u8[i * ng + b] = byte;
-            for (size_t k = 0; k < g; k++)
-                out->q[i * cols + b * g + k] =
-                    (uint8_t)qcref_encode(p->elem, qcref_recipe_clamp(mx_scaled(xb[k], byte, amax, p), p), &p->cast);
+            for (size_t k = 0; k < g; k++) {
+                float v = mx_scaled(xb[k], byte, amax, p);
+                out->q[i * cols + b * g + k] = (uint8_t)qcref_encode(p->elem, qcref_recipe_clamp(v, p), &p->cast);
+                if (prescaled)
+                    prescaled[i * cols + b * g + k] = v;
+            }
         }
 }
 

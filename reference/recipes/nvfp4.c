@@ -68,7 +68,7 @@ static float global_decode(const qc_recipe_policy *p, float g)
 }
 
 void qcref_nvfp4_quant(const qc_recipe_policy *p, const float *x, size_t rows, size_t cols,
-                       const float *gscale_encode, qc_quantized *out)
+                       const float *gscale_encode, qc_quantized *out, float *prescaled)
 {
     float g;
     if (gscale_encode)
@@ -87,9 +87,10 @@ void qcref_nvfp4_quant(const qc_recipe_policy *p, const float *x, size_t rows, s
             out->scale_u8[i * nb + k] = sf;
             for (size_t j = 0; j < b; j++) {
                 /* torch on the CPU multiplies NaN by NaN into the scale's NaN (golden/real) */
-                float v = qcref_recipe_clamp(p->nv_order == QC_NVFP4_TORCHAO ? qcref_fl32_mul(o, xb[j])
-                                                                              : qcref_fl32_mul(xb[j], o), p);
-                out->q[i * cols + k * b + j] = (uint8_t)qcref_encode(QC_E2M1, v, &p->cast);
+                float v = p->nv_order == QC_NVFP4_TORCHAO ? qcref_fl32_mul(o, xb[j]) : qcref_fl32_mul(xb[j], o);
+                out->q[i * cols + k * b + j] = (uint8_t)qcref_encode(QC_E2M1, qcref_recipe_clamp(v, p), &p->cast);
+                if (prescaled)
+                    prescaled[i * cols + k * b + j] = v;
             }
         }
 }

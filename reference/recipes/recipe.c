@@ -5,12 +5,13 @@
 
 size_t qcref_tiled_nscales(qc_recipe r, const qc_recipe_policy *p, size_t rows, size_t cols);
 void qcref_tiled_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, size_t rows, size_t cols,
-                       const float *static_scale, qc_quantized *out);
+                       const float *static_scale, qc_quantized *out, float *prescaled);
 void qcref_tiled_dequant(qc_recipe r, const qc_recipe_policy *p, const qc_quantized *in, float *y);
-void qcref_mx_quant(const qc_recipe_policy *p, const float *x, size_t rows, size_t cols, qc_quantized *out);
+void qcref_mx_quant(const qc_recipe_policy *p, const float *x, size_t rows, size_t cols, qc_quantized *out,
+                    float *prescaled);
 void qcref_mx_dequant(const qc_recipe_policy *p, const qc_quantized *in, float *y);
 void qcref_nvfp4_quant(const qc_recipe_policy *p, const float *x, size_t rows, size_t cols,
-                       const float *gscale_encode, qc_quantized *out);
+                       const float *gscale_encode, qc_quantized *out, float *prescaled);
 void qcref_nvfp4_dequant(const qc_recipe_policy *p, const qc_quantized *in, float *y);
 
 static const char *const recipe_names[QC_RECIPE_COUNT] = {"tensor", "token", "token_group", "block",
@@ -67,6 +68,12 @@ const char *qcref_recipe_shape_rule(qc_recipe r, const qc_recipe_policy *p, size
 int qcref_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, size_t rows, size_t cols,
                 const float *static_scale, const float *gscale_encode, qc_quantized *out)
 {
+    return qcref_quant_traced(r, p, x, rows, cols, static_scale, gscale_encode, out, NULL);
+}
+
+int qcref_quant_traced(qc_recipe r, const qc_recipe_policy *p, const float *x, size_t rows, size_t cols,
+                       const float *static_scale, const float *gscale_encode, qc_quantized *out, float *prescaled)
+{
     if (qcref_recipe_shape_rule(r, p, rows, cols))
         return -1;
     out->rows = rows;
@@ -74,11 +81,11 @@ int qcref_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, size_t r
     out->nscales = qcref_recipe_nscales(r, p, rows, cols);
     out->gscale = 0.0f;
     if (r == QC_RECIPE_NVFP4)
-        qcref_nvfp4_quant(p, x, rows, cols, gscale_encode, out);
+        qcref_nvfp4_quant(p, x, rows, cols, gscale_encode, out, prescaled);
     else if (is_block_scaled(r))
-        qcref_mx_quant(p, x, rows, cols, out);
+        qcref_mx_quant(p, x, rows, cols, out, prescaled);
     else
-        qcref_tiled_quant(r, p, x, rows, cols, r == QC_RECIPE_TENSOR ? static_scale : NULL, out);
+        qcref_tiled_quant(r, p, x, rows, cols, r == QC_RECIPE_TENSOR ? static_scale : NULL, out, prescaled);
     return 0;
 }
 

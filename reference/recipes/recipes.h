@@ -169,12 +169,18 @@ const char *qcref_recipe_shape_rule(qc_recipe r, const qc_recipe_policy *p, size
  * qcref_recipe_nscales() entries. static_scale (tensor) / gscale_encode (nvfp4): NULL = from amax. */
 int qcref_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, size_t rows, size_t cols,
                 const float *static_scale, const float *gscale_encode, qc_quantized *out);
+/* qcref_quant that also writes, per element, the fp32 value right before the clamp and the element
+ * cast (rows*cols floats): where the scale put each element on the element grid. The generators use it
+ * to place elements on rounding midpoints and to record which boundaries an input reaches. */
+int qcref_quant_traced(qc_recipe r, const qc_recipe_policy *p, const float *x, size_t rows, size_t cols,
+                       const float *static_scale, const float *gscale_encode, qc_quantized *out, float *prescaled);
 void qcref_dequant(qc_recipe r, const qc_recipe_policy *p, const qc_quantized *in, float *y);
 
 /* One-group primitives (shared by the recipes, the transforms and the tests). */
 float qcref_group_amax(const float *x, size_t n, size_t stride, qc_amax_nan rule);
 float qcref_scale_from_amax(float amax, const qc_recipe_policy *p);
 uint8_t qcref_quant_elem(float x, float scale, float amax, const qc_recipe_policy *p);
+float qcref_prescale_elem(float x, float scale, float amax, const qc_recipe_policy *p); /* before clamp and cast */
 float qcref_recipe_clamp(float v, const qc_recipe_policy *p); /* the clamp knob, bound clamp_max */
 
 /* token_group scale layouts (formats.md §6.2): row [M, G], col [G, M], col_tma [G, round_up(M, 4)],

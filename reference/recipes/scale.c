@@ -79,7 +79,7 @@ float qcref_recipe_clamp(float v, const qc_recipe_policy *p)
 }
 
 /* The element multiplier or divisor; amax is the group's raw amax (eps applied here). */
-static float scaled(float x, float s, float amax, const qc_recipe_policy *p)
+float qcref_prescale_elem(float x, float s, float amax, const qc_recipe_policy *p)
 {
     qc_elem_op op = p->elem_op;
     if (op == QC_ELEM_MUL_MAX_AMAX && p->pow2 != QC_POW2_NONE)
@@ -98,5 +98,5 @@ static float scaled(float x, float s, float amax, const qc_recipe_policy *p)
 
 uint8_t qcref_quant_elem(float x, float scale, float amax, const qc_recipe_policy *p)
 {
-    return (uint8_t)qcref_encode(p->elem, qcref_recipe_clamp(scaled(x, scale, amax, p), p), &p->cast);
+    return (uint8_t)qcref_encode(p->elem, qcref_recipe_clamp(qcref_prescale_elem(x, scale, amax, p), p), &p->cast);
 }

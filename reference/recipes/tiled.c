@@ -46,7 +46,7 @@ static float tile_amax(const float *x, size_t cols, size_t r0, size_t r1, size_t
 }
 
 void qcref_tiled_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, size_t rows, size_t cols,
-                       const float *static_scale, qc_quantized *out)
+                       const float *static_scale, qc_quantized *out, float *prescaled)
 {
     size_t tr, tc, nr, nc;
     tile_of(r, p, rows, cols, &tr, &tc);
@@ -65,8 +65,11 @@ void qcref_tiled_quant(qc_recipe r, const qc_recipe_policy *p, const float *x, s
             float s = static_scale ? *static_scale : qcref_scale_from_amax(amax, p);
             out->scale_f32[ti * nc + tj] = s;
             for (size_t i = r0; i < r1; i++)
-                for (size_t j = c0; j < c1; j++)
+                for (size_t j = c0; j < c1; j++) {
                     out->q[i * cols + j] = qcref_quant_elem(x[i * cols + j], s, amax, p);
+                    if (prescaled)
+                        prescaled[i * cols + j] = qcref_prescale_elem(x[i * cols + j], s, amax, p);
+                }
         }
 }
 

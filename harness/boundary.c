@@ -1,0 +1,331 @@
+/* boundary.c: scale-aware edge injection, the input key "boundaries": "quant" (docs/cases.md).
+ *
+ * An element lands on a rounding boundary only after its block's scale, and the scale depends on
+ * the block's amax and the profile's rules, so edges written before the scale (generate.c) rarely
+ * hit one: a kernel that rounds e2m1 ties away from zero passed every quant_nvfp4 instance. Here
+ * each scale block of the instance's quant job gets boundary elements computed with the job's own
+ * recipe and profile, through the reference's traced quantizer (the fp32 value each element has
+ * right before the clamp and the cast):
+ *   odd blocks, in turn: all zero, one NaN, one Inf, fp32 subnormals (scale underflow), a single
+ *     nonzero, one +-FLT_MAX (scale overflow); not for recipes whose scale spans the tensor;
+ *   even ("normal") blocks: the amax element moved into the top 1/64 of its binade (a
+ *     power-of-two scale rounded down then lifts it above the format's max: saturation with
+ *     finite inputs); elements whose scaled value is exactly a midpoint between two adjacent
+ *     codes (ties); for fp32 scales, elements where x / s, x * fl32(1/s), x * rcp.approx(s) and
+ *     x * fl32(max / amax) round to different codes (the element operations of formats.md §6.2).
+ * Every value keeps |x| below the block's amax, so no block's scale moves after it is placed. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "generate.h"
+#include "quant_job.h"
+
+typedef struct span {
+    int64_t r0, r1, c0, c1;
+} span;
+
+enum { TIE_ROUNDS = 8, ROUND_SLOTS = 4, NVARIANTS = 4 };
+typedef enum block_class { B_NORMAL, B_ZERO, B_NAN, B_INF, B_SUBNORMAL, B_SINGLE, B_HUGE, B_SKIP } block_class;
+static const block_class exclusive[] = {B_ZERO, B_NAN, B_INF, B_SUBNORMAL, B_SINGLE, B_HUGE};
+
+static int64_t ceil_div(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
+
+/* The scale blocks of the job in the order of its canonical scales (recipes.h): block b has scale b. */
+static int64_t spans_of(const qc_quant_job *j, span *out)
+{
+    int64_t rows = (int64_t)j->rows, cols = (int64_t)j->cols, n = 0;
+    int64_t br = 1, bc = j->policy.group > 0 ? j->policy.group : cols;
+    if (j->recipe == QC_RECIPE_TENSOR)
+        br = rows, bc = cols;
+    else if (j->recipe == QC_RECIPE_TOKEN)
+        bc = cols;
+    else if (j->recipe == QC_RECIPE_BLOCK)
+        br = j->policy.block_r, bc = j->policy.block_c;
+    if (rows == 0 || cols == 0 || br <= 0 || bc <= 0)
+        return 0;
+    for (int64_t ti = 0; ti < ceil_div(rows, br); ti++)
+        for (int64_t tj = 0; tj < ceil_div(cols, bc); tj++, n++)
+            if (out)
+                out[n] = (span){ti * br, ti * br + br < rows ? ti * br + br : rows, tj * bc,
+                                tj * bc + bc < cols ? tj * bc + bc : cols};
+    return n;
+}
+
+static int64_t span_elems(const span *s) { return (s->r1 - s->r0) * (s->c1 - s->c0); }
+
+/* The flat index of element k of a block (row-major inside it). */
+static int64_t span_at(const span *s, int64_t cols, int64_t k)
+{
+    int64_t w = s->c1 - s->c0;
+    return (s->r0 + k / w) * cols + s->c0 + k % w;
+}
+
+typedef struct trace {
+    qc_quantized qz;
+    float *pre; /* per element: the value before the clamp and the element cast */
+} trace;
+
+static int trace_run(const qc_quant_job *j, const float *x, trace *t)
+{
+    return qcref_quant_traced(j->recipe, &j->policy, x, j->rows, j->cols, j->has_static ? &j->static_scale : NULL,
+                              j->has_gscale ? &j->gscale_encode : NULL, &t->qz, t->pre);
+}
+
+/* The exclusive classes rewrite a whole block, so they are placed before any scale is traced. */
+static void write_exclusive(block_class c, const span *s, int64_t cols, uint64_t *rng, float *x)
+{
+    int64_t n = span_elems(s), one = (int64_t)(qc_rng_next(rng) % (uint64_t)n);
+    for (int64_t k = 0; k < n; k++) {
+        float *v = &x[span_at(s, cols, k)];
+        if (c == B_ZERO)
+            *v = k == one ? -0.0f : 0.0f;
+        else if (c == B_SINGLE)
+            *v = k != one ? 0.0f : *v != 0.0f ? *v : 1.0f;
+        else if (c == B_SUBNORMAL)
+            *v = ldexpf((float)((qc_rng_next(rng) & 0x7FFFFF) | 1), -149) * (k & 1 ? -1.0f : 1.0f);
+        else if (c == B_HUGE)
+            *v = k == one ? copysignf(FLT_MAX, *v) : *v * 1e30f;
+        else if (k == one)
+            *v = c == B_NAN ? NAN : copysignf(INFINITY, *v);
+    }
+}
+
+/* A scale that spans the tensor (tensor recipe; nvfp4's global scale when none is given) would
+ * carry a block's NaN, Inf or FLT_MAX into every other block: those blocks get no such class. */
+static int global_amax(const qc_quant_job *j) { return j->recipe == QC_RECIPE_NVFP4 && !j->has_gscale; }
+
+static block_class class_of(const qc_quant_job *j, int64_t b, int64_t nblocks)
+{
+    if (b % 2 == 0 || j->recipe == QC_RECIPE_TENSOR || nblocks < 2)
+        return B_NORMAL;
+    block_class c = exclusive[(b / 2) % (int64_t)(sizeof exclusive / sizeof exclusive[0])];
+    if (global_amax(j) && (c == B_NAN || c == B_INF || c == B_HUGE))
+        return B_SINGLE;
+    return c;
+}
+
+/* The element of largest magnitude (the block's amax), or -1 when the amax is 0 or not finite. */
+static int64_t anchor_of(const span *s, int64_t cols, const float *x)
+{
+    int64_t best = -1;
+    float m = 0.0f;
+    for (int64_t k = 0; k < span_elems(s); k++) {
+        float a = fabsf(x[span_at(s, cols, k)]);
+        if (!isfinite(a))
+            return -1;
+        if (a > m)
+            m = a, best = span_at(s, cols, k);
+    }
+    return best;
+}
+
+/* Positive midpoints between adjacent finite codes of f, ascending (0 and the smallest code included). */
+static int midpoints(qc_format f, double *mid, int cap)
+{
+    double grid[256];
+    int ng = qc_format_grid(f, grid, 256), n = 0;
+    for (int i = 0; i + 1 < ng && n < cap; i++)
+        mid[n++] = (grid[i] + grid[i + 1]) / 2;
+    return n;
+}
+
+typedef struct slot {
+    int64_t at;
+    float target; /* the scaled value the element must take */
+    float ratio;  /* scaled / x of the block, the first guess */
+} slot;
+
+/* Moves each slot's element until its traced scaled value is its target (monotone in x). */
+static int refine_ties(const qc_quant_job *j, float *x, slot *sl, int64_t ns, trace *t)
+{
+    for (int round = 0; round < TIE_ROUNDS; round++) {
+        if (trace_run(j, x, t))
+            return -1;
+        int64_t open = 0;
+        for (int64_t i = 0; i < ns; i++) {
+            float v = t->pre[sl[i].at], *xi = &x[sl[i].at];
+            if (v == sl[i].target)
+                continue;
+            open++;
+            float next = (float)((double)*xi + ((double)sl[i].target - v) / sl[i].ratio);
+            *xi = next != *xi && isfinite(next) ? next : nextafterf(*xi, v < sl[i].target ? INFINITY : -INFINITY);
+        }
+        if (!open)
+            break;
+    }
+    return 0;
+}
+
+/* The element operations kernels use on an fp32 scale (formats.md §6.2), as codes. */
+static uint32_t variant_code(int v, float x, float s, float amax, const qc_recipe_policy *p)
+{
+    float y;
+    switch (v) {
+    case 0:
+        y = qcref_div(x, s, QC_DIV_IEEE);
+        break;
+    case 1:
+        y = qcref_fl32_mul(x, qcref_recip(s, QC_DIV_IEEE));
+        break;
+    case 2:
+        y = qcref_mul(x, qcref_rcp_approx_ftz(s), 1);
+        break;
+    default:
+        y = qcref_fl32_mul(x, qcref_div(p->elem_max, amax, QC_DIV_IEEE));
+        break;
+    }
+    return qcref_encode(p->elem, qcref_recipe_clamp(y, p), &p->cast);
+}
+
+/* Writes, into up to ROUND_SLOTS free elements of the block, values near midpoints that separate
+ * every pair of element operations that can be separated there. */
+static void place_rounding(const qc_quant_job *j, const span *s, int64_t cols, float scale, float amax,
+                           const double *mid, int nmid, const int64_t *free_at, int nfree, float *x)
+{
+    (void)s, (void)cols;
+    int separated[NVARIANTS][NVARIANTS] = {{0}}, used = 0;
+    for (int m = nmid - 1; m >= 0 && used < nfree; m--) {
+        float x0 = (float)(mid[m] * scale);
+        for (int d = -8; d <= 8 && used < nfree; d++) {
+            float c = x0;
+            for (int k = 0; k < abs(d); k++)
+                c = nextafterf(c, d > 0 ? INFINITY : 0.0f);
+            if (!(fabsf(c) < amax))
+                continue;
+            uint32_t code[NVARIANTS];
+            int news = 0;
+            for (int v = 0; v < NVARIANTS; v++)
+                code[v] = variant_code(v, c, scale, amax, &j->policy);
+            for (int a = 0; a < NVARIANTS; a++)
+                for (int b = a + 1; b < NVARIANTS; b++)
+                    news += code[a] != code[b] && !separated[a][b];
+            if (!news)
+                continue;
+            for (int a = 0; a < NVARIANTS; a++)
+                for (int b = a + 1; b < NVARIANTS; b++)
+                    separated[a][b] |= code[a] != code[b];
+            x[free_at[used]] = used % 2 ? -c : c;
+            used++;
+        }
+    }
+}
+
+static int fp32_scales(const qc_quant_job *j) { return j->recipe <= QC_RECIPE_BLOCK && j->policy.pow2 == QC_POW2_NONE; }
+
+typedef struct plan {
+    span *spans;
+    int64_t nblocks;
+    int64_t *anchor; /* per block: its amax element, or -1 (not a normal block) */
+    slot *ties;
+    int64_t nties;
+} plan;
+
+/* The tie slots of every normal block: midpoints below the anchor's scaled value, both signs,
+ * rotating through the format's midpoints from block to block. */
+static int64_t plan_ties(const qc_quant_job *j, plan *pl, const trace *t, const float *x, const double *mid, int nmid,
+                         int reserve)
+{
+    int64_t cols = (int64_t)j->cols, n = 0;
+    for (int64_t b = 0; b < pl->nblocks; b++) {
+        int64_t a = pl->anchor[b];
+        if (a < 0 || !(fabsf(t->pre[a]) > 0) || !isfinite(t->pre[a]))
+            continue;
+        float top = fabsf(t->pre[a]), ratio = t->pre[a] / x[a];
+        int64_t free = span_elems(&pl->spans[b]) - 1 - reserve;
+        int reach = 0;
+        while (reach < nmid && mid[reach] < top)
+            reach++;
+        int64_t cap = free / 2 > 14 ? free / 2 : 14; /* half the block, or all of a 16-element one */
+        int64_t want = reach * 2 < free ? reach * 2 : free;
+        want = want < cap ? want : cap;
+        if (reach == 0)
+            continue;
+        for (int64_t k = 0, e = 0; k < want && e < span_elems(&pl->spans[b]); e++) {
+            int64_t at = span_at(&pl->spans[b], cols, e);
+            if (at == a)
+                continue;
+            int m = (int)((b * want / 2 + k / 2) % reach);
+            float target = (float)(k % 2 ? -mid[m] : mid[m]);
+            pl->ties[n++] = (slot){at, target, ratio};
+            k++;
+        }
+    }
+    return n;
+}
+
+static int inject(const qc_quant_job *j, uint64_t *rng, float *x, plan *pl, trace *t)
+{
+    int64_t cols = (int64_t)j->cols;
+    for (int64_t b = 0; b < pl->nblocks; b++) {
+        block_class c = class_of(j, b, pl->nblocks);
+        if (c != B_NORMAL)
+            write_exclusive(c, &pl->spans[b], cols, rng, x);
+        pl->anchor[b] = c == B_NORMAL ? anchor_of(&pl->spans[b], cols, x) : -1;
+        if (pl->anchor[b] >= 0) { /* into the top 1/64 of its binade, low bits random (a round amax
+                                      gives a round scale, where the element operations agree) */
+            float *a = &x[pl->anchor[b]];
+            int e;
+            float m = 1.0f - (float)((qc_rng_next(rng) >> 40) + 1) * 0x1p-30f;
+            if (fabsf(frexpf(*a, &e)) < m)
+                *a = copysignf(ldexpf(m, e), *a);
+        }
+    }
+    double mid[256];
+    int nmid = midpoints(j->policy.elem, mid, 256);
+    if (nmid == 0 || trace_run(j, x, t))
+        return 0;
+    int reserve = fp32_scales(j) ? ROUND_SLOTS : 0;
+    pl->nties = plan_ties(j, pl, t, x, mid, nmid, reserve);
+    if (refine_ties(j, x, pl->ties, pl->nties, t) || !reserve || trace_run(j, x, t))
+        return 0;
+    for (int64_t b = 0; b < pl->nblocks; b++) { /* the last free elements of each normal block */
+        int64_t a = pl->anchor[b], at[ROUND_SLOTS];
+        if (a < 0 || span_elems(&pl->spans[b]) < ROUND_SLOTS + 2)
+            continue;
+        int nfree = 0;
+        for (int64_t e = span_elems(&pl->spans[b]) - 1; e >= 0 && nfree < ROUND_SLOTS; e--)
+            if (span_at(&pl->spans[b], cols, e) != a)
+                at[nfree++] = span_at(&pl->spans[b], cols, e);
+        place_rounding(j, &pl->spans[b], cols, t->qz.scale_f32[b], fabsf(x[a]), mid, nmid, at, nfree, x);
+    }
+    return 0;
+}
+
+int qc_boundary_inject(const qc_params *p, uint64_t *rng, float *x, int64_t n, char *err, size_t errlen)
+{
+    qc_quant_job j;
+    if (qc_quant_job_from_params(p, 0, &j, err, errlen))
+        return 2;
+    if ((int64_t)(j.rows * j.cols) != n) {
+        snprintf(err, errlen, "\"boundaries\": \"quant\" needs an input of rows*cols = %zu elements (it has %lld)",
+                 j.rows * j.cols, (long long)n);
+        return 2;
+    }
+    if (j.in_dtype != QC_F32) {
+        snprintf(err, errlen, "\"boundaries\": \"quant\" places fp32 values: it needs in-dtype f32");
+        return 2;
+    }
+    plan pl = {0};
+    trace t = {0};
+    pl.nblocks = spans_of(&j, NULL);
+    if (pl.nblocks == 0)
+        return 0;
+    pl.spans = malloc(sizeof *pl.spans * (size_t)pl.nblocks);
+    pl.anchor = malloc(sizeof *pl.anchor * (size_t)pl.nblocks);
+    pl.ties = malloc(sizeof *pl.ties * (size_t)n);
+    t.pre = malloc(sizeof *t.pre * (size_t)n);
+    int rc = 0;
+    if (!pl.spans || !pl.anchor || !pl.ties || !t.pre || qc_quant_job_alloc(&j, &t.qz)) {
+        snprintf(err, errlen, "out of memory placing the boundary elements");
+        rc = 2;
+    } else {
+        spans_of(&j, pl.spans);
+        inject(&j, rng, x, &pl, &t);
+    }
+    qc_quant_job_free(&t.qz);
+    free(pl.spans), free(pl.anchor), free(pl.ties), free(t.pre);
+    return rc;
+}
