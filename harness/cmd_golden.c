@@ -437,3 +437,160 @@ done:
     qc_set_free(&got);
     return rc;
 }
+
+/* ---- qcheck identify: which recipe profile a kernel's outputs match ---- */
+
+typedef struct ranked {
+    const char *profile;
+    long mismatches; /* -1: the profile cannot take the instance */
+    qc_result r;
+} ranked;
+
+static int by_mismatches(const void *a, const void *b)
+{
+    long x = ((const ranked *)a)->mismatches, y = ((const ranked *)b)->mismatches;
+    x = x < 0 ? __LONG_MAX__ : x, y = y < 0 ? __LONG_MAX__ : y;
+    return (x > y) - (x < y);
+}
+
+/* The reference under profile `name` on the given inputs, judged against got with the case's rules. */
+static void judge_profile(const qc_case *c, const qc_params *p, const char *name, const qc_tensor_set *inputs,
+                          qc_tensor_set *got, ranked *out)
+{
+    qc_params q = *p;
+    qc_tensor_set expected = {0};
+    char err[1024] = "";
+    qc_params_set(&q, "profile", name);
+    qc_op_call call = {&q, inputs, &expected, err, sizeof err, 0};
+    memset(out, 0, sizeof *out);
+    out->profile = name;
+    if (qc_op_find(c->op)->reference(&call) != QC_OP_OK || qc_outputs_adopt_dtypes(got, &expected, err, sizeof err)) {
+        out->mismatches = -1;
+        snprintf(out->r.detail, sizeof out->r.detail, "%s", err);
+    } else {
+        qc_judge(c, &q, inputs, &expected, got, 4, &out->r);
+        const char *m = strstr(out->r.figures, "mismatches=");
+        out->mismatches = out->r.verdict == QC_PASS ? 0 : m ? strtol(m + 11, NULL, 10) : __LONG_MAX__ - 1;
+        if (out->r.verdict != QC_PASS && out->mismatches == 0)
+            out->mismatches = 1; /* failed on something the figures do not count (a shape, a NaN budget) */
+    }
+    qc_set_free(&expected);
+}
+
+/* The inputs of --golden FILE (what the kernel read), or of --case C --params P made as export makes them. */
+static int identify_inputs(qc_args *a, const qc_case *cases, int ncases, const qc_case **c, qc_params *p,
+                           qc_tensor_set *inputs)
+{
+    const char *golden = qc_opt(a, "golden"), *case_arg = qc_opt(a, "case"), *params = qc_opt(a, "params");
+    char err[1024];
+    if (golden) {
+        qc_golden_meta m;
+        qc_tensor_set expected = {0};
+        int bad = qc_golden_read(golden, &m, inputs, &expected, err, sizeof err) ||
+                  qc_params_from_json(m.params_json, p, err, sizeof err);
+        qc_set_free(&expected);
+        if (bad || !(*c = find_case(cases, ncases, m.case_name))) {
+            qc_error(a->cmd, bad ? "%s" : "the golden's case '%s' has no case file", bad ? err : m.case_name);
+            return QC_EXIT_USAGE;
+        }
+        return QC_EXIT_OK;
+    }
+    if (!case_arg || !params || !(*c = find_case(cases, ncases, case_arg))) {
+        qc_error(a->cmd, case_arg && params ? "unknown case '%s' (qcheck list cases)" : "give --golden FILE.h5, or --case NAME and --params k=v,...", case_arg);
+        return QC_EXIT_USAGE;
+    }
+    qc_params want = {0};
+    qc_instance in;
+    qc_tensor_set expected = {0};
+    if (qc_params_parse(&want, params, err, sizeof err) || qc_case_check_keys(*c, &want, err, sizeof err) ||
+        qc_instance_from_params(*c, &want, 0, &in, err, sizeof err) ||
+        qc_instance_expected(&in, 0, inputs, &expected, err, sizeof err)) {
+        qc_set_free(&expected);
+        qc_error(a->cmd, "%s", err);
+        return QC_EXIT_USAGE;
+    }
+    qc_set_free(&expected);
+    *p = in.params;
+    return QC_EXIT_OK;
+}
+
+static int identify_rank(const char *cmd, const qc_case *c, const qc_params *p, const qc_tensor_set *inputs,
+                         qc_tensor_set *got)
+{
+    const char *rname = qc_param(p, "recipe");
+    int r = rname ? qc_recipe_from_name(rname) : -1;
+    if (strcmp(c->op, "quant") || r < 0) {
+        qc_error(cmd, "identify ranks the profiles of a quant recipe; case %s is op %s%s", c->name, c->op,
+                 r < 0 && !strcmp(c->op, "quant") ? " without a known recipe param" : "");
+        return QC_EXIT_USAGE;
+    }
+    ranked *rk = calloc((size_t)qc_recipe_profile_count(), sizeof *rk);
+    int n = 0;
+    for (int i = 0; rk && i < qc_recipe_profile_count(); i++)
+        if (qc_recipe_profile_at(i)->recipe == (qc_recipe)r)
+            judge_profile(c, p, qc_recipe_profile_at(i)->name, inputs, got, &rk[n++]);
+    if (!rk) {
+        qc_error(cmd, "out of memory");
+        return QC_EXIT_USAGE;
+    }
+    qsort(rk, (size_t)n, sizeof *rk, by_mismatches);
+    printf("%s profiles of %s, nearest first (inputs of %s):\n", rname, c->name, qc_param_or(p, "profile", "?"));
+    for (int i = 0; i < n; i++)
+        if (rk[i].mismatches < 0)
+            printf("  %-22s cannot take this instance: %s\n", rk[i].profile, rk[i].r.detail);
+        else
+            printf("  %-22s %s  %s\n", rk[i].profile, rk[i].mismatches ? "FAIL " : "MATCH", rk[i].r.figures);
+    int matched = n && rk[0].mismatches == 0;
+    if (matched) { /* profiles with the same numerics for this instance all match */
+        printf("the outputs match, bit for bit, profile");
+        for (int i = 0; i < n && rk[i].mismatches == 0; i++)
+            printf(" %s", rk[i].profile);
+        printf("\n");
+    } else if (n && rk[0].mismatches > 0)
+        printf("no profile matches; the nearest is %s:\n%s", rk[0].profile, rk[0].r.detail);
+    free(rk);
+    return matched ? QC_EXIT_OK : QC_EXIT_FAIL;
+}
+
+int cmd_identify(int argc, char **argv)
+{
+    qc_args a;
+    if (qc_parse_args(&a, "identify", argc, argv, NULL))
+        return QC_EXIT_USAGE;
+    if (a.help) {
+        printf("usage: qcheck identify (--golden FILE.h5 | --case NAME --params k=v,...) --outputs MINE.h5\n"
+               "Which profile of the recipe a quant kernel's outputs match: runs the reference under every\n"
+               "profile of the instance's recipe on the same inputs (the golden's, or the instance's made as\n"
+               "export makes them) and ranks them by mismatching elements, with the case's rules. Prints the\n"
+               "exact match, or the first differences of the nearest. Exit 0 a profile matches, 1 none does,\n"
+               "2 unreadable files or an instance that is not a quant recipe's.\n");
+        return QC_EXIT_OK;
+    }
+    const char *outputs = qc_opt(&a, "outputs");
+    qc_case *cases;
+    int ncases, rc;
+    qc_params p;
+    const qc_case *c = NULL;
+    qc_tensor_set inputs = {0}, got = {0};
+    char err[1024];
+    if (!outputs) {
+        qc_error(a.cmd, "--outputs is required");
+        return QC_EXIT_USAGE;
+    }
+    if (load_cases(a.cmd, &cases, &ncases))
+        return QC_EXIT_USAGE;
+    rc = identify_inputs(&a, cases, ncases, &c, &p, &inputs);
+    if (!rc && qc_check_all_used(&a))
+        rc = QC_EXIT_USAGE;
+    if (!rc && (qc_golden_read_outputs(outputs, &got, err, sizeof err) ||
+                qc_check_dtypes(outputs, "/outputs", &got, err, sizeof err))) {
+        qc_error(a.cmd, "%s", err);
+        rc = QC_EXIT_USAGE;
+    }
+    if (!rc)
+        rc = identify_rank(a.cmd, c, &p, &inputs, &got);
+    qc_set_free(&inputs);
+    qc_set_free(&got);
+    qc_cases_free(cases, ncases);
+    return rc;
+}

@@ -28,6 +28,7 @@ static void usage(FILE *to)
             "  golden    generate or verify HDF5 goldens (golden generate|verify)\n"
             "  export    write one case instance to HDF5 for an external runner\n"
             "  verify    check an external runner's HDF5 outputs against a golden\n"
+            "  identify  rank the profiles of a quant recipe by how well they match a kernel's outputs\n"
             "  bringup   characterise a device's conversion instructions against the reference\n"
             "\n"
             "qcheck --case NAME is qcheck run --case NAME\n"
@@ -56,7 +57,7 @@ int main(int argc, char **argv)
     }
     static const struct { const char *name; int (*fn)(int, char **); } commands[] = {
         {"decode", cmd_decode}, {"cast", cmd_cast},     {"list", cmd_list},     {"run", cmd_run},
-        {"golden", cmd_golden}, {"export", cmd_export}, {"verify", cmd_verify},
+        {"golden", cmd_golden}, {"export", cmd_export}, {"verify", cmd_verify}, {"identify", cmd_identify},
         {"layout", cmd_layout},     {"quant", cmd_quant},   {"dequant", cmd_dequant},
         {"bringup", cmd_bringup},
     };

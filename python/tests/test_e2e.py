@@ -428,6 +428,54 @@ class BoundaryTest(ExportedBatch):
         self.assert_caught_everywhere("quant_token_group", "quant-no-saturation")
 
 
+class IdentifyTest(ExportedBatch):
+    """`qcheck identify` names the profile a kernel was written to (issue 17, item 5)."""
+
+    export = MismatchClassesTest.export
+    PARAMS = "recipe=token_group,profile=vllm-cpp,group=128,ue8m0=0,scale_layout=row,rows=9,cols=512"
+
+    def identify(self, golden, outs):
+        path = os.path.join(self.dir, "mine.h5")
+        with h5py.File(path, "w") as f:
+            for k, v in outs.items():
+                f["outputs/" + k] = v
+        return qc("identify", "--golden", golden, "--outputs", path, check=False)
+
+    def numpy_vllm_cpp(self, x, reciprocal=False):
+        """vLLM's C++ per_token_group_quant in numpy fp32: y_s = fmaxf(amax / 448, 1e-10) with the
+        amax an fmaxf reduction (NaN ignored), q = x / y_s, fminf/fmaxf clamp (NaN -> +448), RNE."""
+        g = x.reshape(9, 4, 128)
+        with np.errstate(all="ignore"):
+            amax = np.fmax.reduce(np.abs(g), axis=2)
+            ys = np.fmax(amax / np.float32(448), np.float32(1e-10)).astype(np.float32)
+            q = g * (np.float32(1) / ys[..., None]) if reciprocal else g / ys[..., None]
+        q = np.fmax(np.fmin(q, np.float32(448)), np.float32(-448))
+        return {"q": q.astype(ml_dtypes.float8_e4m3fn).view(np.uint8).reshape(-1),
+                "scale": ys.astype(np.float32).view(np.uint8).reshape(-1)}
+
+    @unittest.skipUnless(HAVE_ML_DTYPES, "ml_dtypes is the e4m3 cast of the numpy kernel")
+    def test_a_numpy_kernel_written_to_vllm_cpp_is_named_vllm_cpp(self):
+        golden, x, outs = self.export("quant_token_group", self.PARAMS)
+        proc = self.identify(golden, self.numpy_vllm_cpp(x))
+        self.assertEqual(proc.returncode, 0, proc.stdout)
+        self.assertRegex(proc.stdout, r"match, bit for bit, profile[^\n]* vllm-cpp")
+        self.assertRegex(proc.stdout, r"sgl-kernel +FAIL")
+
+    @unittest.skipUnless(HAVE_ML_DTYPES, "ml_dtypes is the e4m3 cast of the numpy kernel")
+    def test_multiplying_by_the_reciprocal_matches_no_profile(self):
+        golden, x, outs = self.export("quant_token_group", self.PARAMS)
+        proc = self.identify(golden, self.numpy_vllm_cpp(x, reciprocal=True))
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+        self.assertIn("no profile matches; the nearest is", proc.stdout)
+
+    def test_each_profiles_outputs_are_named_for_it(self):
+        for profile in ("triton-row", "sgl-kernel", "sgl-kernel-sm100", "deepgemm-ref", "vllm-cpp"):
+            golden, x, outs = self.export("quant_token_group", self.PARAMS.replace("vllm-cpp", profile))
+            proc = self.identify(golden, outs)
+            self.assertEqual(proc.returncode, 0, proc.stdout)
+            self.assertRegex(proc.stdout, r"match, bit for bit, profile[^\n]* %s\b" % re.escape(profile))
+
+
 class ExecBackendTest(unittest.TestCase):
     """`qcheck run --backend exec:...` itself, once the binary has the exec backend."""
 
