@@ -165,7 +165,8 @@ MUTANT("fnuz-normalize-keeps-0x80", "fnuz_normalize", fnuz_normalize_keeps_0x80,
 
 extern const qc_backend qc_mutant_sf_unpadded_rows, qc_mutant_sf_unpadded_stride, qc_mutant_sf_column_major;
 extern const qc_backend qc_mutant_clamp_nan, qc_mutant_zero_block_nan, qc_mutant_quant_ties_away,
-    qc_mutant_quant_mul_rcp, qc_mutant_quant_no_saturation, qc_mutant_quant_eps_dropped;
+    qc_mutant_quant_mul_rcp, qc_mutant_quant_no_saturation, qc_mutant_quant_eps_dropped, qc_mutant_quant_e8m0_ceil,
+    qc_mutant_quant_zero_block_byte, qc_mutant_quant_nibbles;
 extern const qc_backend qc_mutant_gemm_scale_block;
 extern const qc_backend qc_mutant_moe_gate_up, qc_mutant_moe_rsf_twice, qc_mutant_moe_no_clamp, qc_mutant_moe_mask_zero,
     qc_mutant_moe_scale_block;
@@ -177,7 +178,8 @@ const qc_backend *const qc_mutant_backends[] = {
     &mutant_e5m2_no_satfinite, &mutant_e2m1_nan_zero,     &mutant_bf16_truncates, &mutant_fnuz_normalize_keeps_0x80,
     &qc_mutant_sf_unpadded_rows, &qc_mutant_sf_unpadded_stride, &qc_mutant_sf_column_major,
     &qc_mutant_clamp_nan,        &qc_mutant_zero_block_nan, &qc_mutant_quant_ties_away, &qc_mutant_quant_mul_rcp,
-    &qc_mutant_quant_no_saturation, &qc_mutant_quant_eps_dropped,
+    &qc_mutant_quant_no_saturation, &qc_mutant_quant_eps_dropped, &qc_mutant_quant_e8m0_ceil,
+    &qc_mutant_quant_zero_block_byte, &qc_mutant_quant_nibbles,
     &qc_mutant_gemm_scale_block, &qc_mutant_moe_gate_up, &qc_mutant_moe_rsf_twice, &qc_mutant_moe_no_clamp,
     &qc_mutant_moe_mask_zero,    &qc_mutant_moe_scale_block,
 };

@@ -76,6 +76,50 @@ static const char *no_saturation_inert(const qc_quant_job *j)
 /* The eps floor of the amax dropped (an all-zero group then takes the zero guard's path). */
 static void eps_dropped(qc_quant_job *j) { j->policy.eps_at = QC_EPS_NONE; }
 
+/* B8-like: the e8m0 byte of an MX block rounded up where the profile floors (torchao FLOOR, OCP). */
+static void e8m0_ceil_for_floor(qc_quant_job *j) { j->policy.pow2_policy.e8m0 = QC_E8M0_TORCHAO_CEIL; }
+
+static const char *e8m0_ceil_for_floor_inert(const qc_quant_job *j)
+{
+    int floors = j->recipe >= QC_RECIPE_MXFP8 && j->recipe <= QC_RECIPE_MXFP4 && j->policy.mx_rule == QC_MX_E8M0_OF_AMAX &&
+                 j->policy.pow2_policy.e8m0 == QC_E8M0_FLOOR;
+    return floors ? NULL : "the profile's e8m0 byte is not floor(log2 amax) - emax";
+}
+
+static void unchanged(qc_quant_job *j) { (void)j; }
+
+static const char *byte_scales_only(const qc_quant_job *j)
+{
+    return j->recipe >= QC_RECIPE_MXFP8 ? NULL : "fp32 scales: no scale byte of its own";
+}
+
+/* The scale byte of an all-zero block written as 127 (2^0, e8m0) or 0x38 (1.0, e4m3) instead of
+ * what the profile writes there (0 for most): the zero block's byte is a rule of its own. */
+static void zero_block_byte(const qc_quant_job *j, const float *x, qc_quantized *qz)
+{
+    size_t g = (size_t)j->policy.group, nb = j->cols / g;
+    uint8_t one = j->recipe == QC_RECIPE_NVFP4 ? 0x38 : 127;
+    for (size_t b = 0; b < j->rows * nb; b++) {
+        int zero = 1;
+        for (size_t k = 0; k < g && zero; k++)
+            zero = x[(b / nb) * j->cols + (b % nb) * g + k] == 0.0f;
+        if (zero)
+            qz->scale_u8[b] = qz->scale_u8[b] == one ? 0 : one;
+    }
+}
+
+static const char *fp4_only(const qc_quant_job *j) { return qc_quant_job_fp4(j) ? NULL : "not an FP4 payload"; }
+
+/* B19 inside the quantizer: the even element packed into the high nibble (codes swapped pairwise). */
+static void nibbles_swapped(const qc_quant_job *j, const float *x, qc_quantized *qz)
+{
+    (void)x;
+    for (size_t i = 0; i + 1 < j->rows * j->cols; i += 2) {
+        uint8_t t = qz->q[i];
+        qz->q[i] = qz->q[i + 1], qz->q[i + 1] = t;
+    }
+}
+
 static const char *always(const qc_quant_job *j) { (void)j; return NULL; }
 
 /* Why a mutant has nothing to change in job j (declined, not passed): an empty tensor, a policy
@@ -89,15 +133,16 @@ static const char *inert(qc_quant_job *j, void (*tweak)(qc_quant_job *), const c
     if (why)
         return why;
     tweak(j);
-    return memcmp(&before, &j->policy, sizeof before) ? NULL : "the profile already has this rule";
+    return tweak == unchanged || memcmp(&before, &j->policy, sizeof before) ? NULL : "the profile already has this rule";
 }
 
-/* A quant mutant: the reference quantizer with `tweak` applied to its job. */
-#define QUANT_MUTANT(var, id, tweak, own, what)                                                             \
-    static const char *t_##tweak(qc_quant_job *j) { return inert(j, tweak, own); }                        \
-    static int m_##tweak(qc_op_call *c) { return qc_quant_op(c, t_##tweak); }                              \
-    static const qc_impl impl_##tweak[] = {{"quant", m_##tweak}};                                          \
-    const qc_backend var = {"mutant:" id, "mutants", what, NULL, .impls = impl_##tweak, .nimpls = 1};
+/* A quant mutant: the reference quantizer with `tweak` applied to its job (and `post` to its result). */
+#define QUANT_MUTANT_POST(var, id, name, tweak, post, own, what)                                            \
+    static const char *t_##name(qc_quant_job *j) { return inert(j, tweak, own); }                          \
+    static int m_##name(qc_op_call *c) { return qc_quant_op(c, t_##name, post); }                          \
+    static const qc_impl impl_##name[] = {{"quant", m_##name}};                                            \
+    const qc_backend var = {"mutant:" id, "mutants", what, NULL, .impls = impl_##name, .nimpls = 1};
+#define QUANT_MUTANT(var, id, tweak, own, what) QUANT_MUTANT_POST(var, id, tweak, tweak, NULL, own, what)
 
 QUANT_MUTANT(qc_mutant_clamp_nan, "clamp-swallows-nan", clamp_swallows_nan, always,
              "NaN turned into +max by an fminf/fmaxf clamp, or the reverse (formats.md B20)")
@@ -110,3 +155,9 @@ QUANT_MUTANT(qc_mutant_quant_mul_rcp, "quant-mul-by-reciprocal", mul_by_reciproc
 QUANT_MUTANT(qc_mutant_quant_no_saturation, "quant-no-saturation", no_saturation, no_saturation_inert,
              "no clamp before a cast that overflows to NaN")
 QUANT_MUTANT(qc_mutant_quant_eps_dropped, "quant-eps-dropped", eps_dropped, always, "the eps floor of the amax dropped")
+QUANT_MUTANT(qc_mutant_quant_e8m0_ceil, "quant-e8m0-ceil-for-floor", e8m0_ceil_for_floor, e8m0_ceil_for_floor_inert,
+             "the MX scale byte rounded up where the profile floors (formats.md §2.2)")
+QUANT_MUTANT_POST(qc_mutant_quant_zero_block_byte, "quant-zero-block-byte", zero_block_byte, unchanged, zero_block_byte,
+                  byte_scales_only, "an all-zero block's scale byte written as 1.0 (or 0 where the profile writes 1.0)")
+QUANT_MUTANT_POST(qc_mutant_quant_nibbles, "quant-nibbles-swapped", nibbles_swapped, unchanged, nibbles_swapped,
+                  fp4_only, "FP4 codes packed with the even element in the high nibble, inside the quantizer (formats.md B19)")

@@ -51,7 +51,7 @@ static int add_outputs(qc_op_call *c, const qc_quant_job *j, qcheck_tensor *q, q
 
 /* The reference quantizer into the output views (the bytes qcheck quant writes). */
 static int reference_quant(qc_op_call *c, const qc_quant_job *j, const float *x, qcheck_tensor *q, qcheck_tensor *scale,
-                           qcheck_tensor *gscale)
+                           qcheck_tensor *gscale, qc_quant_post post)
 {
     qc_quantized qz;
     if (qc_quant_job_alloc(j, &qz)) {
@@ -60,6 +60,8 @@ static int reference_quant(qc_op_call *c, const qc_quant_job *j, const float *x,
     }
     qcref_quant(j->recipe, &j->policy, x, j->rows, j->cols, j->has_static ? &j->static_scale : NULL,
                 j->has_gscale ? &j->gscale_encode : NULL, &qz);
+    if (post)
+        post(j, x, &qz);
     size_t qbytes, sbytes;
     uint8_t *sb = NULL;
     int rc = qc_quant_job_serialize(j, &qz, &qbytes, &sb, &sbytes, c->err, c->errlen);
@@ -76,7 +78,7 @@ static int reference_quant(qc_op_call *c, const qc_quant_job *j, const float *x,
     return rc ? QC_OP_BAD : QC_OP_OK;
 }
 
-int qc_quant_op(qc_op_call *c, qc_quant_tweak tweak)
+int qc_quant_op(qc_op_call *c, qc_quant_tweak tweak, qc_quant_post post)
 {
     qc_quant_job j;
     const qc_tensor *x;
@@ -89,12 +91,12 @@ int qc_quant_op(qc_op_call *c, qc_quant_tweak tweak)
         snprintf(c->err, c->errlen, "%s", inert);
         return QC_OP_DECLINED;
     }
-    return add_outputs(c, &j, &q, &scale, &gscale) || reference_quant(c, &j, x->data, &q, &scale, &gscale)
+    return add_outputs(c, &j, &q, &scale, &gscale) || reference_quant(c, &j, x->data, &q, &scale, &gscale, post)
                ? QC_OP_BAD
                : QC_OP_OK;
 }
 
-static int ref_quant(qc_op_call *c) { return qc_quant_op(c, NULL); }
+static int ref_quant(qc_op_call *c) { return qc_quant_op(c, NULL, NULL); }
 
 /* The elements along cols that share one scale (0: a whole row or the tensor). */
 static int64_t block_of(const qc_quant_job *j)
@@ -166,7 +168,7 @@ static int dequant_call(qc_op_call *c, const qcheck_backend *b)
     qcheck_dequant_args a = {.spec = &j};
     int rc = job_and_input(c, &j, &x);
     if (!rc)
-        rc = add_outputs(&qc, &j, &a.q, &a.scale, &a.gscale) || reference_quant(&qc, &j, x->data, &a.q, &a.scale, &a.gscale)
+        rc = add_outputs(&qc, &j, &a.q, &a.scale, &a.gscale) || reference_quant(&qc, &j, x->data, &a.q, &a.scale, &a.gscale, NULL)
                  ? QC_OP_BAD
                  : QC_OP_OK;
     int64_t shape[2] = {(int64_t)j.rows, (int64_t)j.cols};
