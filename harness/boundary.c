@@ -329,3 +329,109 @@ int qc_boundary_inject(const qc_params *p, uint64_t *rng, float *x, int64_t n, c
     free(pl.spans), free(pl.anchor), free(pl.ties), free(t.pre);
     return rc;
 }
+
+/* ---- coverage: which boundaries an input reaches under its quant job ---- */
+
+const char *const qc_coverage_names[QC_COV_COUNT] = {"ties", "saturation", "nan_inf", "zero_block",
+                                                     "subnormal_scale", "scale_underflow", "scale_overflow",
+                                                     "partial_block"};
+
+static int is_midpoint(float v, const double *mid, int nmid)
+{
+    double a = fabs((double)v);
+    for (int i = 0; i < nmid; i++)
+        if (a == mid[i])
+            return 1;
+    return 0;
+}
+
+/* A block's scale as the dequant multiplier: fp32 scales as they are, bytes decoded. */
+static float scale_value(const qc_quant_job *j, const qc_quantized *qz, int64_t b)
+{
+    if (j->recipe == QC_RECIPE_NVFP4)
+        return qcref_decode(QC_E4M3FN, qz->scale_u8[b], &j->policy.sf_cast);
+    if (j->recipe >= QC_RECIPE_MXFP8)
+        return qcref_e8m0_decode(qz->scale_u8[b], j->policy.dequant_e8m0);
+    return qz->scale_f32[b];
+}
+
+static unsigned block_coverage(const qc_quant_job *j, const span *s, int64_t b, const float *x, const trace *t,
+                               const double *mid, int nmid, double overflow)
+{
+    int64_t cols = (int64_t)j->cols;
+    unsigned hit = 0;
+    float amax = 0.0f, sc = scale_value(j, &t->qz, b);
+    for (int64_t k = 0; k < span_elems(s); k++) {
+        int64_t at = span_at(s, cols, k);
+        float v = t->pre[at];
+        if (!isfinite(x[at]))
+            hit |= 1u << QC_COV_NAN_INF;
+        else if (isfinite(v) && is_midpoint(v, mid, nmid))
+            hit |= 1u << QC_COV_TIES;
+        else if (isfinite(v) && fabs((double)v) >= overflow)
+            hit |= 1u << QC_COV_SATURATION;
+        amax = fabsf(x[at]) > amax ? fabsf(x[at]) : amax;
+    }
+    if (amax == 0.0f)
+        hit |= 1u << QC_COV_ZERO_BLOCK;
+    int sub = j->recipe == QC_RECIPE_NVFP4 ? (t->qz.scale_u8[b] & 0x78) == 0 && (t->qz.scale_u8[b] & 7) != 0
+                                           : sc != 0.0f && isfinite(sc) && fabsf(sc) < 0x1p-126f;
+    if (sub) /* an fp32 subnormal, or nvfp4's e4m3 subnormal code */
+        hit |= 1u << QC_COV_SUBNORMAL_SCALE;
+    if (sc == 0.0f && amax > 0.0f && isfinite(amax))
+        hit |= 1u << QC_COV_SCALE_UNDERFLOW;
+    if (!isfinite(sc) && isfinite(amax))
+        hit |= 1u << QC_COV_SCALE_OVERFLOW;
+    if (j->recipe != QC_RECIPE_TENSOR && j->recipe != QC_RECIPE_TOKEN &&
+        ((j->recipe == QC_RECIPE_BLOCK && s->r1 - s->r0 < j->policy.block_r) ||
+         s->c1 - s->c0 < (j->recipe == QC_RECIPE_BLOCK ? j->policy.block_c : j->policy.group)))
+        hit |= 1u << QC_COV_PARTIAL_BLOCK;
+    return hit;
+}
+
+int qc_quant_coverage(const qc_params *p, const float *x, int64_t n, unsigned *classes, char *err, size_t errlen)
+{
+    qc_quant_job j;
+    *classes = 0;
+    if (qc_quant_job_from_params(p, 0, &j, err, errlen))
+        return 2;
+    if ((int64_t)(j.rows * j.cols) != n) {
+        snprintf(err, errlen, "the input has %lld elements, the quant job rows*cols = %zu", (long long)n, j.rows * j.cols);
+        return 2;
+    }
+    int64_t nb = spans_of(&j, NULL);
+    span *sp = malloc(sizeof *sp * (size_t)(nb ? nb : 1));
+    trace t = {0};
+    t.pre = malloc(sizeof *t.pre * (size_t)(n ? n : 1));
+    int rc = !sp || !t.pre || qc_quant_job_alloc(&j, &t.qz) ? 2 : 0;
+    double mid[256], grid[256];
+    int nmid = midpoints(j.policy.elem, mid, 256), ng = qc_format_grid(j.policy.elem, grid, 256);
+    /* where round to nearest leaves the largest code: saturation changes the result from here on */
+    double overflow = ng >= 2 ? grid[ng - 1] + (grid[ng - 1] - grid[ng - 2]) / 2 : INFINITY;
+    if (rc)
+        snprintf(err, errlen, "out of memory");
+    else if (nb && !trace_run(&j, x, &t)) {
+        spans_of(&j, sp);
+        for (int64_t b = 0; b < nb; b++)
+            *classes |= block_coverage(&j, &sp[b], b, x, &t, mid, nmid, overflow);
+    }
+    qc_quant_job_free(&t.qz);
+    free(sp), free(t.pre);
+    return rc;
+}
+
+unsigned qc_quant_coverage_required(const qc_params *p)
+{
+    qc_quant_job j;
+    char err[256];
+    if (qc_quant_job_from_params(p, 0, &j, err, sizeof err))
+        return 0;
+    unsigned need = 1u << QC_COV_TIES;
+    if (j.recipe != QC_RECIPE_TENSOR)
+        need |= 1u << QC_COV_ZERO_BLOCK;
+    if (j.recipe != QC_RECIPE_TENSOR && !global_amax(&j))
+        need |= 1u << QC_COV_NAN_INF;
+    if (j.recipe == QC_RECIPE_BLOCK || (j.recipe == QC_RECIPE_TOKEN_GROUP && j.policy.partial_group))
+        need |= 1u << QC_COV_PARTIAL_BLOCK;
+    return need;
+}

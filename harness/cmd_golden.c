@@ -9,6 +9,7 @@
 
 #include "stages.h"
 #include "cli.h"
+#include "generate.h"
 #include "golden_io.h"
 #include "qc_checked.h"
 #include "runner.h"
@@ -592,5 +593,113 @@ int cmd_identify(int argc, char **argv)
     qc_set_free(&inputs);
     qc_set_free(&got);
     qc_cases_free(cases, ncases);
+    return rc;
+}
+
+/* ---- qcheck coverage: the boundary classes the quant cases of a tier reach ---- */
+
+static int name_in_list(const char *name, const char *list)
+{
+    size_t n = strlen(name);
+    for (const char *s = list; s; s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL)
+        if (!strncmp(s, name, n) && (s[n] == ',' || s[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+typedef struct covered {
+    char key[96]; /* recipe profile */
+    unsigned hit, need;
+    int instances;
+} covered;
+
+static int add_coverage(covered *cv, int *n, int cap, const qc_params *p, unsigned hit)
+{
+    char key[96];
+    snprintf(key, sizeof key, "%s %s", qc_param_or(p, "recipe", "?"), qc_param_or(p, "profile", "(default)"));
+    int i = 0;
+    while (i < *n && strcmp(cv[i].key, key))
+        i++;
+    if (i == *n) {
+        if (*n == cap)
+            return -1;
+        memset(&cv[i], 0, sizeof cv[i]);
+        snprintf(cv[i].key, sizeof cv[i].key, "%s", key);
+        cv[i].need = qc_quant_coverage_required(p);
+        (*n)++;
+    }
+    cv[i].hit |= hit;
+    cv[i].instances++;
+    return 0;
+}
+
+static int print_coverage(const covered *cv, int n)
+{
+    int missing = 0;
+    printf("%-34s %5s  %s\n", "recipe profile", "inst", "classes reached (*: required and not reached)");
+    for (int i = 0; i < n; i++) {
+        printf("%-34s %5d ", cv[i].key, cv[i].instances);
+        for (int k = 0; k < QC_COV_COUNT; k++)
+            if (cv[i].hit >> k & 1)
+                printf(" %s", qc_coverage_names[k]);
+            else if (cv[i].need >> k & 1)
+                printf(" *%s", qc_coverage_names[k]), missing++;
+        printf("\n");
+    }
+    return missing;
+}
+
+int cmd_coverage(int argc, char **argv)
+{
+    qc_args a;
+    if (qc_parse_args(&a, "coverage", argc, argv, NULL))
+        return QC_EXIT_USAGE;
+    if (a.help) {
+        printf("usage: qcheck coverage [--case NAME[,NAME..]] [--suite quick|full|bringup]\n"
+               "Which boundaries the inputs of the quant cases reach, per recipe x profile: an element on a\n"
+               "rounding midpoint after its scale (ties), a finite element above the max after it\n"
+               "(saturation), NaN/Inf elements, all-zero blocks, subnormal scales, zero scales of nonzero\n"
+               "blocks (underflow), Inf/NaN scales of finite blocks (overflow), blocks shorter than the\n"
+               "recipe's. Exit 1 naming the classes a recipe x profile must reach and does not (docs/cases.md).\n");
+        return QC_EXIT_OK;
+    }
+    const char *case_arg = qc_opt(&a, "case"), *suite = qc_opt(&a, "suite");
+    int tier = qc_tier_from_name(suite ? suite : "quick");
+    if (qc_check_all_used(&a))
+        return QC_EXIT_USAGE;
+    if (tier < 0) {
+        qc_error(a.cmd, "unknown suite '%s'", suite);
+        return QC_EXIT_USAGE;
+    }
+    qc_case *cases;
+    int ncases, rc = QC_EXIT_OK, ncov = 0;
+    covered cv[256];
+    char err[1024];
+    if (load_cases(a.cmd, &cases, &ncases))
+        return QC_EXIT_USAGE;
+    for (int c = 0; c < ncases && !rc; c++) {
+        if (strcmp(cases[c].op, "quant") || (case_arg && !name_in_list(cases[c].name, case_arg)))
+            continue;
+        qc_instance *inst = NULL;
+        int n = 0, cap = 0;
+        if (qc_case_expand(&cases[c], tier, 0, &inst, &n, &cap, err, sizeof err))
+            qc_error(a.cmd, "%s", err), rc = QC_EXIT_USAGE;
+        for (int i = 0; i < n && !rc; i++) {
+            qc_tensor_set inputs = {0}, expected = {0};
+            const qc_tensor *x;
+            unsigned hit = 0;
+            if (qc_instance_expected(&inst[i], 0, &inputs, &expected, err, sizeof err) ||
+                !(x = qc_set_find(&inputs, "x")) ||
+                qc_quant_coverage(&inst[i].params, x->data, qc_tensor_numel(x), &hit, err, sizeof err) ||
+                add_coverage(cv, &ncov, 256, &inst[i].params, hit))
+                qc_error(a.cmd, "%s: %s", inst[i].id, err), rc = QC_EXIT_USAGE;
+            qc_set_free(&inputs);
+            qc_set_free(&expected);
+        }
+        free(inst);
+    }
+    qc_cases_free(cases, ncases);
+    if (!rc && print_coverage(cv, ncov))
+        rc = QC_EXIT_FAIL;
     return rc;
 }

@@ -424,6 +424,23 @@ class BoundaryTest(ExportedBatch):
         for case in ("quant_token_group", "quant_token_group_partial", "quant_block"):
             self.assert_caught_everywhere(case, "quant-eps-dropped")
 
+    def test_coverage_requires_the_ties_that_only_boundaries_place(self):
+        proc = qc("coverage", "--suite", "quick", check=False)
+        self.assertEqual(proc.returncode, 0, proc.stdout)
+        self.assertRegex(proc.stdout, r"token_group vllm-cpp +16  ties .*nan_inf zero_block")
+        self.assertRegex(proc.stdout, r"mxfp8 torchao-floor +\d+  ties saturation")
+        bare = os.path.join(self.dir, "cases")
+        shutil.copytree(os.environ.get("QCHECK_CASES", os.path.join(batch.REPO, "cases")), bare)
+        path = os.path.join(bare, "quant_token_group.json")
+        with open(path) as f:
+            text = f.read().replace(', "boundaries": "quant"', "")
+        with open(path, "w") as f:
+            f.write(text)
+        proc = subprocess.run([qcheck_bin(), "coverage", "--case", "quant_token_group"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, universal_newlines=True, env=dict(os.environ, QCHECK_CASES=bare))
+        self.assertEqual(proc.returncode, 1, proc.stdout)
+        self.assertRegex(proc.stdout, r"token_group vllm-cpp +16 .*\*ties")
+
     def test_no_saturation_fails_every_token_group_instance_it_can_act_on(self):
         self.assert_caught_everywhere("quant_token_group", "quant-no-saturation")
 
