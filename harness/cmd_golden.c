@@ -657,8 +657,8 @@ int cmd_coverage(int argc, char **argv)
     if (a.help) {
         printf("usage: qcheck coverage [--case NAME[,NAME..]] [--suite quick|full|bringup]\n"
                "Which boundaries the inputs of the quant cases reach, per recipe x profile: an element on a\n"
-               "rounding midpoint after its scale (ties), a finite element above the max after it\n"
-               "(saturation), NaN/Inf elements, all-zero blocks, subnormal scales, zero scales of nonzero\n"
+               "rounding midpoint after its scale (ties), a finite element at or past the overflow threshold\n"
+               "after it (saturation), NaN/Inf elements, all-zero blocks, subnormal scales, zero scales of nonzero\n"
                "blocks (underflow), Inf/NaN scales of finite blocks (overflow), blocks shorter than the\n"
                "recipe's. Exit 1 naming the classes a recipe x profile must reach and does not (docs/cases.md).\n");
         return QC_EXIT_OK;
