@@ -182,10 +182,9 @@ static uint32_t variant_code(int v, float x, float s, float amax, const qc_recip
 
 /* Writes, into up to ROUND_SLOTS free elements of the block, values near midpoints that separate
  * every pair of element operations that can be separated there. */
-static void place_rounding(const qc_quant_job *j, const span *s, int64_t cols, float scale, float amax,
-                           const double *mid, int nmid, const int64_t *free_at, int nfree, float *x)
+static void place_rounding(const qc_quant_job *j, float scale, float amax, const double *mid, int nmid,
+                           const int64_t *free_at, int nfree, float *x)
 {
-    (void)s, (void)cols;
     int separated[NVARIANTS][NVARIANTS] = {{0}}, used = 0;
     for (int m = nmid - 1; m >= 0 && used < nfree; m--) {
         float x0 = (float)(mid[m] * scale);
@@ -289,7 +288,7 @@ static int inject(const qc_quant_job *j, uint64_t *rng, float *x, plan *pl, trac
         for (int64_t e = span_elems(&pl->spans[b]) - 1; e >= 0 && nfree < ROUND_SLOTS; e--)
             if (span_at(&pl->spans[b], cols, e) != a)
                 at[nfree++] = span_at(&pl->spans[b], cols, e);
-        place_rounding(j, &pl->spans[b], cols, t->qz.scale_f32[b], fabsf(x[a]), mid, nmid, at, nfree, x);
+        place_rounding(j, t->qz.scale_f32[b], fabsf(x[a]), mid, nmid, at, nfree, x);
     }
     return 0;
 }
