@@ -35,6 +35,25 @@ static int ends_with(const char *s, size_t n, const char *tail)
     return n >= t && !memcmp(s + n - t, tail, t);
 }
 
+/* 1 when no process can still write under pid: none has it (ESRCH; EPERM is a live process of
+ * another user), or it is a zombie. A writer killed in a container whose init never reaps stays a
+ * zombie for good, and kill(pid, 0) succeeds on a zombie (proc(5): state Z in /proc/PID/stat). */
+static int writer_gone(pid_t pid)
+{
+    if (kill(pid, 0) != 0)
+        return errno == ESRCH;
+    char path[40], stat[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[n] = 0;
+    const char *paren = strrchr(stat, ')'); /* the command name may hold spaces and parentheses */
+    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
 int qc_temp_is_stale(const char *name, const char *const *suffixes)
 {
     /* NAME = PREFIX ".tmp." PID "." K, PID and K decimal */
@@ -58,8 +77,7 @@ int qc_temp_is_stale(const char *name, const char *const *suffixes)
     int ours = 0;
     for (const char *const *s = suffixes; *s; s++)
         ours |= ends_with(name, prefix, *s);
-    /* EPERM: a live process of another user; only ESRCH means nobody has this PID */
-    return ours && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    return ours && writer_gone((pid_t)pid);
 }
 
 int qc_temp_sweep(const char *dir, const char *const *suffixes)

@@ -5,7 +5,7 @@
  *
  *   a regular file named PREFIX.tmp.PID.K, PREFIX ending in one of the writer's suffixes (".h5";
  *   ".summary.json", ...), whose PID is not a live process on this machine (kill(PID, 0) fails
- *   with ESRCH) and is not this process.
+ *   with ESRCH, or the process is a zombie that can write nothing more) and is not this process.
  *
  * A live writer's temporary is never touched, and nothing else in the folder is. A folder shared
  * by writers on several machines at once is outside the rule (their PIDs mean nothing here). */

@@ -118,6 +118,27 @@ def duration(args, cases):
     return time.time() - t0
 
 
+def planted_writers(gen, out, cases):
+    """A temporary whose writer is a zombie is stale, one whose writer lives is not: a container
+    whose init never reaps keeps each killed worker a zombie, and kill(pid, 0) succeeds on it."""
+    zombie = os.fork()
+    if zombie == 0:
+        os._exit(0)
+    while open("/proc/%d/stat" % zombie).read().rsplit(")", 1)[1].split()[0] != "Z":
+        time.sleep(0.01)
+    golden = files(out, r"\.h5$")[0]
+    of_zombie, of_live = "%s.tmp.%d.0" % (golden, zombie), "%s.tmp.%d.0" % (golden, os.getpid())
+    for name in (of_zombie, of_live):
+        open(name, "w").close()
+    rc, _, _ = run(gen + ["--out", out], cases)
+    os.waitpid(zombie, 0)
+    check(rc == 0 and not os.path.exists(of_zombie) and os.path.exists(of_live),
+          "golden generate removes the temporary of a zombie writer and keeps a live writer's (rc %s, zombie's %s, "
+          "live one's %s)" % (rc, "left" if os.path.exists(of_zombie) else "removed",
+                              "kept" if os.path.exists(of_live) else "removed"))
+    os.remove(of_live) if os.path.exists(of_live) else None
+
+
 def part_kill(tmp, cases, rng):
     gen = ["golden", "generate", "--case", "cast_fp8,decode_fp6", "--jobs", "2"]
     out = os.path.join(tmp, "gen")
@@ -136,6 +157,7 @@ def part_kill(tmp, cases, rng):
     rc, _, err = run(gen + ["--out", out], cases)
     check(rc == 0 and not files(out, TEMP), "the next golden generate removes every temporary the killed ones left "
           "(%d left, rc %s)" % (len(files(out, TEMP)), rc))
+    planted_writers(gen, out, cases)
 
     rep = os.path.join(tmp, "rep")
     runr = ["run", "--case", "cast_fp8,quant_mx", "--backend", "ref", "--quiet", "--report", rep]
