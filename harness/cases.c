@@ -52,7 +52,8 @@ static int in_list(const char *s, const char *const *list)
 static const char *const top_keys[] = {"name", "op", "doc", "tiers", "params", "tier_params", "constraints",
                                        "inputs", "compare", "vectors", NULL};
 static const char *const input_keys[] = {"shape", "storage", "fill", "scale", "dtype", "edges", "edges_format",
-                                         "zero_blocks", "at", "bits", "boundaries", NULL};
+                                         "zero_blocks", "at", "bits", "min", "max", "finite", "edges_at",
+                                         "boundaries", NULL};
 static const char *const compare_keys[] = {"rule", "why", "block", "midpoint_input", "degenerate_ok", "class",
                                            "budget", "coupled_to", NULL};
 
@@ -304,11 +305,19 @@ static int parse_input(ctx *x, const cJSON *v, const qc_sweep *c_params, qc_inpu
         field(x, v, "zero_blocks", in->zero_blocks, sizeof in->zero_blocks, F_STRING | F_NUMBER, key) ||
         field(x, v, "at", in->at, sizeof in->at, F_STRING | F_NUMBER, key) ||
         field(x, v, "bits", in->bits, sizeof in->bits, F_STRING | F_NUMBER, key) ||
+        field(x, v, "min", in->min, sizeof in->min, F_STRING | F_NUMBER, key) ||
+        field(x, v, "max", in->max, sizeof in->max, F_STRING | F_NUMBER, key) ||
+        field(x, v, "edges_at", in->edges_at, sizeof in->edges_at, F_STRING, key) ||
+        field(x, v, "finite", in->finite, sizeof in->finite, F_STRING | F_NUMBER, key) ||
         field(x, v, "boundaries", in->boundaries, sizeof in->boundaries, F_STRING, key))
         return 2;
     if (in->boundaries[0] && strcmp(in->boundaries, "quant"))
         return bad(x, key, "unknown boundaries (known: quant, the scale blocks of the instance's quant job)",
                    in->boundaries);
+    if (!in->min[0] != !in->max[0])
+        return bad(x, key, "\"min\" and \"max\" (a range of codes) go together", NULL);
+    if (in->edges_at[0] && strcmp(in->edges_at, "end"))
+        return bad(x, key, "unknown edges_at (known: end, the edges in the last elements)", in->edges_at);
     int st = qc_storage_from_name(storage);
     if (st < 0)
         return bad(x, key, "unknown storage (known: u8 u16 i32 u32 f32 f64)", storage);
@@ -320,7 +329,7 @@ static int parse_input(ctx *x, const cJSON *v, const qc_sweep *c_params, qc_inpu
         swept |= !strcmp(c_params->key[k], in->fill);
     if (!in_list(in->fill, qc_fill_names) && !swept)
         return bad(x, key,
-                   "unknown fill (known: normal uniform outliers integers bits onehot zeros iota codes, or a "
+                   "unknown fill (known: normal uniform loguniform outliers integers bits onehot zeros iota codes, or a "
                    "parameter naming one)",
                    in->fill);
     const cJSON *edges = cJSON_GetObjectItemCaseSensitive(v, "edges");
@@ -331,7 +340,7 @@ static int parse_input(ctx *x, const cJSON *v, const qc_sweep *c_params, qc_inpu
         cJSON_ArrayForEach(e, edges) {
             if (!cJSON_IsString(e) || !in_list(e->valuestring, qc_edge_names))
                 return bad(x, key,
-                           "unknown edge (known: nan inf zero subnormal max above_max midpoints tiny huge)",
+                           "unknown edge (known: nan inf zero subnormal max above_max midpoints tiny huge lowest)",
                            cJSON_IsString(e) ? e->valuestring : "(not a string)");
             if (in->nedges >= QC_MAX_EDGES)
                 return bad(x, key, "too many edges", NULL);

@@ -12,10 +12,10 @@
 #include "formats/formats.h"
 #include "registry.h"
 
-const char *const qc_fill_names[] = {"normal", "uniform", "outliers", "integers", "bits",
-                                     "onehot", "zeros",   "iota",     "codes",    NULL};
+const char *const qc_fill_names[] = {"normal", "uniform", "loguniform", "outliers", "integers", "bits",
+                                     "onehot", "zeros",   "iota",       "codes",    NULL};
 const char *const qc_edge_names[] = {"nan", "inf",  "zero",      "subnormal", "max",  "above_max",
-                                     "midpoints", "tiny", "huge", NULL};
+                                     "midpoints", "tiny", "huge", "lowest", NULL};
 
 uint64_t qc_rng_mix(uint64_t z)
 {
@@ -127,6 +127,8 @@ static int edge_values(const qc_input_spec *spec, const qc_params *p, float *out
         } else if (!strcmp(name, "huge")) {
             PUT(3.4028234663852886e38);
             PUT(-3.4028234663852886e38);
+        } else if (!strcmp(name, "lowest")) { /* finfo(float32).min: vLLM's "not loaded" scale sentinel */
+            PUT(-3.4028234663852886e38);
         }
     }
 #undef PUT
@@ -147,6 +149,8 @@ static void fill_f32(const qc_input_spec *spec, const qc_params *p, uint64_t *rn
         double v;
         if (!strcmp(fill, "uniform"))
             v = (2 * uniform01(rng) - 1) * s;
+        else if (!strcmp(fill, "loguniform")) /* positive, magnitudes spread over 2^-scale .. 2^scale */
+            v = exp2((2 * uniform01(rng) - 1) * s);
         else if (!strcmp(fill, "outliers"))
             v = normal(rng) * s * ((qc_rng_next(rng) & 63) == 0 ? 1000.0 : 1.0);
         else if (!strcmp(fill, "integers"))
@@ -163,11 +167,12 @@ static void fill_f32(const qc_input_spec *spec, const qc_params *p, uint64_t *rn
     }
 }
 
-static void fill_codes(const qc_input_spec *spec, int width, uint64_t *rng, qc_tensor *t, int64_t n)
+/* Codes lo + (random or iota) mod span, span = hi - lo + 1 (0: all 2^32). */
+static void fill_codes(const qc_input_spec *spec, uint32_t lo, uint64_t span, uint64_t *rng, qc_tensor *t, int64_t n)
 {
-    uint32_t mask = width >= 32 ? 0xFFFFFFFFu : (1u << width) - 1;
     for (int64_t i = 0; i < n; i++) {
-        uint32_t v = !strcmp(spec->fill, "iota") ? (uint32_t)i & mask : (uint32_t)qc_rng_next(rng) & mask;
+        uint64_t r = !strcmp(spec->fill, "iota") ? (uint64_t)i : qc_rng_next(rng);
+        uint32_t v = lo + (uint32_t)(span ? r % span : r);
         if (t->storage == QC_ST_U8)
             ((uint8_t *)t->data)[i] = (uint8_t)v;
         else if (t->storage == QC_ST_U16)
@@ -177,11 +182,27 @@ static void fill_codes(const qc_input_spec *spec, int width, uint64_t *rng, qc_t
     }
 }
 
-/* Writes the edge values at distinct seeded positions (all of them when they fit). */
-static void inject_edges(const float *edges, int ne, uint64_t *rng, float *x, int64_t n)
+/* Redraws (from the range lo + span) every u8 code of f that decodes to NaN or Inf. */
+static void redraw_nonfinite(qc_format f, uint32_t lo, uint64_t span, uint64_t *rng, qc_tensor *t, int64_t n)
+{
+    qc_cast_policy dec = qcref_default_policy();
+    uint8_t *b = t->data;
+    for (int64_t i = 0; i < n; i++)
+        for (int tries = 0; tries < 64 && !isfinite(qcref_decode(f, b[i], &dec)); tries++)
+            b[i] = (uint8_t)(lo + (span ? qc_rng_next(rng) % span : qc_rng_next(rng)));
+}
+
+/* Writes the edge values at distinct seeded positions (all of them when they fit), or in the
+ * last elements (at_end). */
+static void inject_edges(const float *edges, int ne, int at_end, uint64_t *rng, float *x, int64_t n)
 {
     if (n == 0 || ne == 0)
         return;
+    if (at_end) {
+        for (int e = 0; e < ne && e < n; e++)
+            x[n - 1 - e] = edges[ne - 1 - e];
+        return;
+    }
     int64_t stride = n > ne ? n / ne : 1;
     for (int e = 0; e < ne && e < n; e++) {
         int64_t jitter = stride > 1 ? (int64_t)(qc_rng_next(rng) % (uint64_t)stride) : 0;
@@ -220,7 +241,7 @@ static int generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed
     uint64_t rng = qc_hash(spec->name, seed);
     int64_t n = qc_tensor_numel(out);
     if (spec->storage != QC_ST_F32) {
-        int64_t width = 8;
+        int64_t width = 8, lo = 0, hi;
         if (spec->bits[0] && qc_eval(spec->bits, p, &width, err, errlen))
             return 2;
         if (width < 1 || width > 32) {
@@ -228,7 +249,28 @@ static int generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed
                      (long long)width);
             return 2;
         }
-        fill_codes(spec, (int)width, &rng, out, n);
+        hi = (int64_t)((1ull << width) - 1);
+        if (spec->min[0] && (qc_eval(spec->min, p, &lo, err, errlen) || qc_eval(spec->max, p, &hi, err, errlen)))
+            return 2;
+        if (lo < 0 || hi < lo || hi >= (int64_t)(1ull << width)) {
+            snprintf(err, errlen, "input '%s': codes %lld..%lld are not a range of %lld-bit codes", spec->name,
+                     (long long)lo, (long long)hi, (long long)width);
+            return 2;
+        }
+        uint64_t span = (uint64_t)(hi - lo + 1) & 0xFFFFFFFFull;
+        fill_codes(spec, (uint32_t)lo, span, &rng, out, n);
+        int64_t finite = 0;
+        if (spec->finite[0] && qc_eval(spec->finite, p, &finite, err, errlen))
+            return 2;
+        if (finite) {
+            int f = qc_format_from_name(spec->dtype);
+            if (f < 0 || spec->storage != QC_ST_U8 || qcref_format_bits((qc_format)f) > 8) {
+                snprintf(err, errlen, "input '%s': \"finite\" needs u8 codes of a format of 8 bits or fewer, not %s",
+                         spec->name, spec->dtype);
+                return 2;
+            }
+            redraw_nonfinite((qc_format)f, (uint32_t)lo, span, &rng, out, n);
+        }
         return 0;
     }
     float *x = out->data;
@@ -247,7 +289,7 @@ static int generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed
     }
     float edges[1024];
     int ne = edge_values(spec, p, edges, 1024);
-    inject_edges(edges, ne, &rng, x, n);
+    inject_edges(edges, ne, !strcmp(spec->edges_at, "end"), &rng, x, n);
     if (spec->boundaries[0])
         return qc_boundary_inject(p, &rng, x, n, err, errlen);
     return 0;

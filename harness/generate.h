@@ -18,7 +18,7 @@ typedef struct qc_input_spec {
     char shape[QC_MAX_DIMS][64]; /* integer expressions over the params */
     qc_storage storage;
     char dtype[QC_NAME_LEN];
-    char fill[16];      /* normal uniform outliers integers bits onehot zeros iota codes */
+    char fill[16];      /* normal uniform loguniform outliers integers bits onehot zeros iota codes */
     char scale[64];     /* a number or a parameter name: std of normal, half-range of uniform/integers */
     char edges[QC_MAX_EDGES][16];
     int nedges;
@@ -26,6 +26,9 @@ typedef struct qc_input_spec {
     char zero_blocks[64];  /* expression: block length along the last dim; every 4th block is zeroed */
     char at[64];           /* onehot: flat index expression */
     char bits[16];         /* codes: code width expression (default 8) */
+    char min[32], max[32]; /* codes: an inclusive range of codes (expressions) in place of bits */
+    char edges_at[8];      /* "end": the edges fill the last elements, not seeded positions */
+    char finite[32];       /* codes: expression; nonzero redraws the codes of dtype that decode to NaN/Inf */
     char boundaries[16];   /* "quant": boundary elements after each scale block's scale (boundary.c) */
 } qc_input_spec;
 

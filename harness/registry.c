@@ -8,11 +8,16 @@
 #include <string.h>
 
 extern const qc_op qc_op_cast, qc_op_decode, qc_op_fp4_pack, qc_op_layout, qc_op_quant, qc_op_dequant,
-    qc_op_gemm, qc_op_moe, qc_op_moe_cpu, qc_op_fnuz_normalize;
+    qc_op_gemm, qc_op_moe, qc_op_moe_cpu, qc_op_fnuz_normalize, qc_op_requantize_with_max_scale,
+    qc_op_convert_to_channelwise, qc_op_cast_e2m1fn_to_e4m3fn, qc_op_convert_mxfp8_weight_to_block_fp8,
+    qc_op_requant_weight_ue8m0;
 
 static const qc_op *const ops[] = {&qc_op_cast,   &qc_op_decode, &qc_op_fp4_pack,
                                    &qc_op_layout, &qc_op_quant,  &qc_op_dequant,
-                                   &qc_op_gemm,   &qc_op_moe,    &qc_op_moe_cpu, &qc_op_fnuz_normalize};
+                                   &qc_op_gemm,   &qc_op_moe,    &qc_op_moe_cpu, &qc_op_fnuz_normalize,
+                                   &qc_op_requantize_with_max_scale, &qc_op_convert_to_channelwise,
+                                   &qc_op_cast_e2m1fn_to_e4m3fn, &qc_op_convert_mxfp8_weight_to_block_fp8,
+                                   &qc_op_requant_weight_ue8m0};
 
 int qc_op_count(void) { return (int)(sizeof ops / sizeof ops[0]); }
 const qc_op *qc_op_at(int i) { return i >= 0 && i < qc_op_count() ? ops[i] : NULL; }
@@ -136,7 +141,9 @@ int qc_abi_check(const qcheck_backend *b, const char *where, char *err, size_t e
         "qcheck_tensor", "qcheck_ctx", "qc_cast_policy", "qc_recipe_policy", "qc_layout", "qcheck_quant_spec",
         "qcheck_cast_args", "qcheck_decode_args", "qcheck_fp4_pack_args", "qcheck_quant_args",
         "qcheck_dequant_args", "qcheck_layout_args", "qcheck_gemm_args", "qcheck_moe_args",
-        "qcheck_moe_cpu_args", "qcheck_finding", "qcheck_bringup_args", "qcheck_backend"};
+        "qcheck_moe_cpu_args", "qcheck_finding", "qcheck_bringup_args", "qcheck_backend", "qcheck_requantize_args",
+        "qcheck_channelwise_args", "qcheck_e2m1_to_e4m3_args", "qcheck_mxfp8_to_block_args",
+        "qcheck_requant_ue8m0_args"};
     static const uint32_t mine[QCHECK_NSIZES] = QCHECK_SIZES;
     if (b->abi_version != QCHECK_ABI_VERSION) {
         snprintf(err, errlen, "%s: backend %s is built for qcheck ABI version %u, this qcheck speaks version %u",

@@ -144,6 +144,27 @@ static int fnuz_normalize_keeps_0x80(qc_op_call *c)
     return 0;
 }
 
+/* formats.md §7.2: the dequantization in the other precision (fp16 in sglang/vLLM, fp32 in AMD ATOM). */
+static int requantize_other_intermediate(qc_op_call *c)
+{
+    const char *mid = is_format(c, "intermediate", "fp32") ? "fp16" : "fp32";
+    return reference_with(c, "requantize_with_max_scale", NULL, NULL, "intermediate", mid);
+}
+
+/* formats.md §8.1: e2m1 code 8 decoded as the other zero (+0.0 in DeepSeek, -0.0 in sglang's tool). */
+static int e2m1_zero8_swapped(qc_op_call *c)
+{
+    const char *neg = is_format(c, "zero8_negative", "1") ? "0" : "1";
+    return reference_with(c, "cast_e2m1fn_to_e4m3fn", NULL, NULL, "zero8_negative", neg);
+}
+
+/* formats.md §8.1: the checkpoint's tile pinned wrongly (32 for 128, or 128 for 32). */
+static int e2m1_tile_swapped(qc_op_call *c)
+{
+    const char *tile = is_format(c, "tile", "32") ? "128" : "32";
+    return reference_with(c, "cast_e2m1fn_to_e4m3fn", NULL, NULL, "tile", tile);
+}
+
 #define MUTANT(id, opname, fn, what)                                                                           \
     static const qc_impl impl_##fn[] = {{opname, fn}};                                                         \
     static const qc_backend mutant_##fn = {"mutant:" id, "mutants", what, NULL, .impls = impl_##fn, .nimpls = 1};
@@ -162,6 +183,12 @@ MUTANT("e2m1-nan-as-zero", "cast", e2m1_nan_zero, "NaN into E2M1 written as 0 (f
 MUTANT("bf16-truncates", "cast", bf16_truncates, "fp32 -> bf16 by dropping the low half (round toward zero)")
 MUTANT("fnuz-normalize-keeps-0x80", "fnuz_normalize", fnuz_normalize_keeps_0x80,
        "e4m3fn -> e4m3fnuz normalize leaves 0x80 (FN -0), the FNUZ NaN (formats.md §7.1)")
+MUTANT("requantize-other-intermediate", "requantize_with_max_scale", requantize_other_intermediate,
+       "shards dequantized in fp32 where the profile says fp16, or the reverse (formats.md §7.2)")
+MUTANT("e2m1-zero8-sign-swapped", "cast_e2m1fn_to_e4m3fn", e2m1_zero8_swapped,
+       "e2m1 code 8 converted as the other zero (formats.md §8.1)")
+MUTANT("e2m1-tile-swapped", "cast_e2m1fn_to_e4m3fn", e2m1_tile_swapped,
+       "e2m1 -> e4m3 tiles of 32 for 128, or 128 for 32 (formats.md §8.1)")
 
 extern const qc_backend qc_mutant_sf_unpadded_rows, qc_mutant_sf_unpadded_stride, qc_mutant_sf_column_major;
 extern const qc_backend qc_mutant_clamp_nan, qc_mutant_zero_block_nan, qc_mutant_quant_ties_away,
@@ -176,6 +203,7 @@ const qc_backend *const qc_mutant_backends[] = {
     &mutant_e8m0_wrong_rounding, &mutant_nibble_swap,      &mutant_e4m3_overflow_off_by_one,
     &mutant_fnuz_keeps_negzero, &mutant_fnuz_nan_as_negzero, &mutant_nan_sign_dropped,
     &mutant_e5m2_no_satfinite, &mutant_e2m1_nan_zero,     &mutant_bf16_truncates, &mutant_fnuz_normalize_keeps_0x80,
+    &mutant_requantize_other_intermediate, &mutant_e2m1_zero8_swapped, &mutant_e2m1_tile_swapped,
     &qc_mutant_sf_unpadded_rows, &qc_mutant_sf_unpadded_stride, &qc_mutant_sf_column_major,
     &qc_mutant_clamp_nan,        &qc_mutant_zero_block_nan, &qc_mutant_quant_ties_away, &qc_mutant_quant_mul_rcp,
     &qc_mutant_quant_no_saturation, &qc_mutant_quant_eps_dropped, &qc_mutant_quant_e8m0_ceil,

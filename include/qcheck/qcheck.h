@@ -1,4 +1,4 @@
-/* qcheck.h: the public backend ABI of qcheck, version 1.
+/* qcheck.h: the public backend ABI of qcheck, version 2 (2 added the converter slots after bringup).
  *
  * A backend is a table of typed kernel slots (BLIS-style): one function per op, each taking that
  * op's argument struct. The harness parses every instance's params once into these structs,
@@ -33,7 +33,7 @@
 extern "C" {
 #endif
 
-#define QCHECK_ABI_VERSION 1u
+#define QCHECK_ABI_VERSION 2u
 
 typedef enum qcheck_status {
     QCHECK_OK = 0,
@@ -157,6 +157,48 @@ typedef struct qcheck_fnuz_normalize_args {
     qcheck_tensor w, scale;
 } qcheck_fnuz_normalize_args;
 
+/* The checkpoint converters of sglang/vLLM/DeepSeek (docs/spec/formats.md §7.2-§8.3). Shard widths
+ * (rows of each fused shard, e.g. Q, K, V) come as nshards integers; outputs are fresh tensors. */
+
+/* requantize_with_max_scale (formats.md §7.2): w e4m3fn u8 [sum widths, k] with one f32 scale per shard ->
+ * w requantized to max_scale f32 [1] (the largest shard scale). fp16_intermediate 1: sglang/vLLM
+ * dequantize through fp16; 0: AMD ATOM in fp32. A last scale <= -448 (the loader's sentinel of a
+ * checkpoint fused on disk) leaves w as it is. */
+typedef struct qcheck_requantize_args {
+    int fp16_intermediate, nshards;
+    const int64_t *widths;
+    qcheck_tensor w, scale, out_w, max_scale;
+} qcheck_requantize_args;
+
+/* convert_to_channelwise (formats.md §7.3): scale f32 [nshards] -> out f32 [sum widths, 1], row r of shard i
+ * holding scale[i]. */
+typedef struct qcheck_channelwise_args {
+    int nshards;
+    const int64_t *widths;
+    qcheck_tensor scale, out;
+} qcheck_channelwise_args;
+
+/* cast_e2m1fn_to_e4m3fn (formats.md §8.1): packed e2m1 u8 [rows, cols/2] (even element low) with e8m0 scales
+ * u8 [rows, cols/32] -> w e4m3fn u8 [rows, cols] and one e8m0 scale per tile x tile, u8
+ * [ceil(rows/tile), ceil(cols/tile)]. zero8_negative: code 8 is -0.0 (sglang's tool), not +0.0. */
+typedef struct qcheck_e2m1_to_e4m3_args {
+    int tile, zero8_negative;
+    qcheck_tensor packed, scale, w, tile_scale;
+} qcheck_e2m1_to_e4m3_args;
+
+/* convert_mxfp8_weight_to_block_fp8 (formats.md §8.2): e4m3fn u8 [n, k] with e8m0 bytes u8 [n, k/32] ->
+ * e4m3fn u8 [n, k] and f32 128x128 scales [ceil(n/128), ceil(k/128)]. */
+typedef struct qcheck_mxfp8_to_block_args {
+    qcheck_tensor w, scale, out_w, out_scale;
+} qcheck_mxfp8_to_block_args;
+
+/* requant_weight_ue8m0 (formats.md §8.3): e4m3fn u8 [n, k] with f32 128x128 scale_inv [ceil(n/128),
+ * ceil(k/128)] -> e4m3fn u8 [n, k] and the ue8m0 scales of every row, packed four per int32,
+ * MN-major: i32 [ceil(ceil(k/128)/4), round_up(n, 4)]. */
+typedef struct qcheck_requant_ue8m0_args {
+    qcheck_tensor w, scale_inv, out_w, packed;
+} qcheck_requant_ue8m0_args;
+
 /* ---- quantized GEMM (docs/spec/formats.md §9) ---- */
 
 /* The form of one GEMM operand; which form each side takes follows from kind and model
@@ -262,20 +304,26 @@ typedef qcheck_status (*qcheck_quant_fn)(const qcheck_quant_args *, qcheck_ctx *
 typedef qcheck_status (*qcheck_dequant_fn)(const qcheck_dequant_args *, qcheck_ctx *);
 typedef qcheck_status (*qcheck_layout_fn)(const qcheck_layout_args *, qcheck_ctx *);
 typedef qcheck_status (*qcheck_fnuz_normalize_fn)(const qcheck_fnuz_normalize_args *, qcheck_ctx *);
+typedef qcheck_status (*qcheck_requantize_fn)(const qcheck_requantize_args *, qcheck_ctx *);
+typedef qcheck_status (*qcheck_channelwise_fn)(const qcheck_channelwise_args *, qcheck_ctx *);
+typedef qcheck_status (*qcheck_e2m1_to_e4m3_fn)(const qcheck_e2m1_to_e4m3_args *, qcheck_ctx *);
+typedef qcheck_status (*qcheck_mxfp8_to_block_fn)(const qcheck_mxfp8_to_block_args *, qcheck_ctx *);
+typedef qcheck_status (*qcheck_requant_ue8m0_fn)(const qcheck_requant_ue8m0_args *, qcheck_ctx *);
 typedef qcheck_status (*qcheck_gemm_fn)(const qcheck_gemm_args *, qcheck_ctx *);
 typedef qcheck_status (*qcheck_moe_fn)(const qcheck_moe_args *, qcheck_ctx *);
 typedef qcheck_status (*qcheck_moe_cpu_fn)(const qcheck_moe_cpu_args *, qcheck_ctx *);
 typedef qcheck_status (*qcheck_bringup_fn)(qcheck_bringup_args *, qcheck_ctx *);
 
 /* The sizes the two sides must agree on, in this order. */
-#define QCHECK_NSIZES 18
+#define QCHECK_NSIZES 23
 #define QCHECK_SIZES                                                                                         \
     {sizeof(qcheck_tensor), sizeof(qcheck_ctx), sizeof(qc_cast_policy), sizeof(qc_recipe_policy),           \
      sizeof(qc_layout), sizeof(qcheck_quant_spec), sizeof(qcheck_cast_args), sizeof(qcheck_decode_args),    \
      sizeof(qcheck_fp4_pack_args), sizeof(qcheck_quant_args), sizeof(qcheck_dequant_args),                  \
      sizeof(qcheck_layout_args), sizeof(qcheck_gemm_args), sizeof(qcheck_moe_args),                         \
      sizeof(qcheck_moe_cpu_args), sizeof(qcheck_finding), sizeof(qcheck_bringup_args),                      \
-     sizeof(struct qcheck_backend)}
+     sizeof(struct qcheck_backend), sizeof(qcheck_requantize_args), sizeof(qcheck_channelwise_args),         \
+     sizeof(qcheck_e2m1_to_e4m3_args), sizeof(qcheck_mxfp8_to_block_args), sizeof(qcheck_requant_ue8m0_args)}
 
 /* qcheck_backend.flags */
 enum {
@@ -307,6 +355,11 @@ typedef struct qcheck_backend {
     qcheck_moe_fn moe;
     qcheck_moe_cpu_fn moe_cpu;
     qcheck_bringup_fn bringup;
+    qcheck_requantize_fn requantize_with_max_scale;
+    qcheck_channelwise_fn convert_to_channelwise;
+    qcheck_e2m1_to_e4m3_fn cast_e2m1fn_to_e4m3fn;
+    qcheck_mxfp8_to_block_fn convert_mxfp8_weight_to_block_fp8;
+    qcheck_requant_ue8m0_fn requant_weight_ue8m0;
 } qcheck_backend;
 
 /* The first two fields of every qcheck_backend definition. */

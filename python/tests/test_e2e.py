@@ -52,7 +52,7 @@ def qc(*args, check=True):
 def instances(case, params):
     """The --params of every instance of CASE (quick tier) whose params include PARAMS, from the
     REPRO lines of `qcheck run --backend ref`."""
-    out = qc("run", "--case", case, "--params", params, "--backend", "ref").stdout
+    out = qc("run", "--case", case, *(["--params", params] if params else []), "--backend", "ref").stdout
     found = re.findall(r"REPRO: qcheck run --case %s --params '([^']*)'" % re.escape(case), out)
     if not found:
         raise AssertionError("no instance of %s with %s:\n%s" % (case, params, out))

@@ -55,6 +55,15 @@ static void block_requant(const char *profile, int ue8m0, const float *x, size_t
     qcref_quant(QC_RECIPE_BLOCK, &p, x, n, k, NULL, NULL, &qz);
 }
 
+/* The converters run in torch on the GPU, where every fp32 operation that yields a NaN gives the
+ * positive canonical 0x7FFFFFFF (formats.md §13): their NaN codes are all 0x7F. The host's NaN
+ * signs (a NaN weight's own, x86's negative "indefinite" for 0 * Inf and Inf / Inf) do not survive. */
+static void gpu_nan_codes(uint8_t *e4m3, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        e4m3[i] = e4m3[i] == 0xFF ? 0x7F : e4m3[i];
+}
+
 static float to_bf16(float v)
 {
     qc_cast_policy c = torch_cast(QC_BF16), d = qcref_default_policy();
@@ -63,19 +72,21 @@ static float to_bf16(float v)
 
 /* formats.md §8.2: descale = byte << 23 (0 -> +0, 255 -> +Inf), dq = bf16(W * descale), then block fp8 with
  * x / s (profile sglang-native of recipe block). */
-void qcref_convert_mxfp8_weight_to_block_fp8(const uint8_t *w, const uint8_t *scale_u8, size_t n, size_t k,
-                                             uint8_t *out_w, float *out_scale)
+int qcref_convert_mxfp8_weight_to_block_fp8(const uint8_t *w, const uint8_t *scale_u8, size_t n, size_t k,
+                                            uint8_t *out_w, float *out_scale)
 {
     float *dq = malloc(n * k * sizeof *dq + 1);
     qc_cast_policy c = qcref_default_policy();
     if (!dq)
-        return;
+        return -1;
     for (size_t i = 0; i < n * k; i++) {
         float descale = qcref_e8m0_decode(scale_u8[(i / k) * (k / 32) + (i % k) / 32], QC_E8M0_DEC_SHIFT);
         dq[i] = to_bf16(qcref_decode(QC_E4M3FN, w[i], &c) * descale);
     }
     block_requant("sglang-native", 0, dq, n, k, out_w, out_scale);
+    gpu_nan_codes(out_w, n * k);
     free(dq);
+    return 0;
 }
 
 size_t qcref_requant_weight_ue8m0_packed_bytes(size_t n, size_t k)
@@ -85,20 +96,23 @@ size_t qcref_requant_weight_ue8m0_packed_bytes(size_t n, size_t k)
 
 /* formats.md §8.3: dequant (fp32 product) -> bf16 -> DeepGEMM per_block_cast_to_fp8(use_ue8m0) ->
  * transform_scale_ue8m0: each scale row replicated for its 128 rows of N, then packed. */
-void qcref_requant_weight_ue8m0(const uint8_t *w, const float *scale_inv, size_t n, size_t k, uint8_t *out_w,
-                                uint8_t *out_packed)
+int qcref_requant_weight_ue8m0(const uint8_t *w, const float *scale_inv, size_t n, size_t k, uint8_t *out_w,
+                               uint8_t *out_packed)
 {
     size_t kb = ceil_div(k, 128), nb = ceil_div(n, 128);
     float *dq = malloc(n * k * sizeof *dq + 1), *s = malloc(nb * kb * sizeof *s + 1), *rows = malloc(n * kb * 4 + 4);
     qc_cast_policy c = qcref_default_policy();
-    if (dq && s && rows) {
+    int ok = dq && s && rows;
+    if (ok) {
         for (size_t i = 0; i < n * k; i++)
             dq[i] = to_bf16(qcref_decode(QC_E4M3FN, w[i], &c) * scale_inv[(i / k / 128) * kb + (i % k) / 128]);
         block_requant("deepgemm-ref", 1, dq, n, k, out_w, s);
+        gpu_nan_codes(out_w, n * k);
         for (size_t r = 0; r < n; r++)
             for (size_t j = 0; j < kb; j++)
                 rows[r * kb + j] = s[(r / 128) * kb + j];
         qc_scale_layout_apply(QC_SL_PACKED_UE8M0, rows, n, kb, out_packed);
     }
     free(dq), free(s), free(rows);
+    return ok ? 0 : -1;
 }

@@ -35,15 +35,16 @@ size_t qcref_cast_e2m1fn_to_e4m3fn(const uint8_t *packed, const uint8_t *scale_e
                                    int tile, int zero8_negative, uint8_t *out_e4m3, uint8_t *out_scale);
 
 /* formats.md §8.2 convert_mxfp8_weight_to_block_fp8: e4m3fn [n, k] with e8m0 bytes [n, k/32] -> e4m3fn [n, k]
- * and fp32 scales [ceil(n/128), ceil(k/128)] (shift decoder, bf16 intermediate, x / s). */
-void qcref_convert_mxfp8_weight_to_block_fp8(const uint8_t *w, const uint8_t *scale_u8, size_t n, size_t k,
-                                             uint8_t *out_w, float *out_scale);
+ * and fp32 scales [ceil(n/128), ceil(k/128)] (shift decoder, bf16 intermediate, x / s). 0, or -1 when out
+ * of memory. */
+int qcref_convert_mxfp8_weight_to_block_fp8(const uint8_t *w, const uint8_t *scale_u8, size_t n, size_t k,
+                                            uint8_t *out_w, float *out_scale);
 
 /* formats.md §8.3 requant_weight_ue8m0: e4m3fn [n, k] with weight_scale_inv fp32 [ceil(n/128), ceil(k/128)] ->
  * e4m3fn [n, k] and the scales replicated per row and packed: int32 [ceil(kb/4), round_up(n, 4)]
- * of ue8m0 bytes, MN-major (kb = ceil(k/128)). */
-void qcref_requant_weight_ue8m0(const uint8_t *w, const float *scale_inv, size_t n, size_t k, uint8_t *out_w,
-                                uint8_t *out_packed);
+ * of ue8m0 bytes, MN-major (kb = ceil(k/128)). 0, or -1 when out of memory. */
+int qcref_requant_weight_ue8m0(const uint8_t *w, const float *scale_inv, size_t n, size_t k, uint8_t *out_w,
+                               uint8_t *out_packed);
 size_t qcref_requant_weight_ue8m0_packed_bytes(size_t n, size_t k);
 
 #ifdef __cplusplus
