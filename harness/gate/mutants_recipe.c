@@ -61,12 +61,18 @@ static void no_saturation(qc_quant_job *j)
 
 /* With a dynamic scale from the amax that is not rounded down, x / s exceeds the max by at most a
  * few fp32 roundings, which the cast rounds back to the max; a NaN or Inf input gives NaN either way
- * where the clamp passes NaN. Then no input tells the mutant from the profile. */
+ * where the clamp passes NaN, and an Inf amax makes the scale Inf. Then no input tells the mutant
+ * from the profile. FP6 and FP4 have no NaN or Inf code: their cast saturates whatever the overflow
+ * rule says (formats.md §3.1, §3.2). */
 static const char *no_saturation_inert(const qc_quant_job *j)
 {
     const qc_recipe_policy *p = &j->policy;
+    if (qcref_format_bits(p->elem) < 8)
+        return "FP6/FP4 elements have no NaN or Inf code: the cast saturates either way";
     int rounded_up = p->pow2 == QC_POW2_NONE || p->pow2 == QC_POW2_LOG2_CEIL ||
                      (p->pow2 == QC_POW2_E8M0 && p->pow2_policy.e8m0 == QC_E8M0_CEIL);
+    /* not MX: an MX scale byte can stay finite for an Inf amax (RCEIL's 254), and the clamp then
+     * makes that Inf the max where the mutant makes it NaN */
     int dynamic = j->recipe <= QC_RECIPE_BLOCK && !j->has_static && rounded_up;
     if (dynamic && (p->clamp == QC_CLAMP_NONE || p->clamp == QC_CLAMP_TORCH))
         return "the scale maps the amax to the max and the clamp passes NaN: no input reaches the cast's overflow";
