@@ -53,7 +53,7 @@ static const char *const top_keys[] = {"name", "op", "doc", "tiers", "params", "
                                        "inputs", "compare", "vectors", NULL};
 static const char *const input_keys[] = {"shape", "storage", "fill", "scale", "dtype", "edges", "edges_format",
                                          "zero_blocks", "at", "bits", "min", "max", "finite", "edges_at",
-                                         "boundaries", NULL};
+                                         "gain", "gain_block", "boundaries", NULL};
 static const char *const compare_keys[] = {"rule", "why", "block", "midpoint_input", "degenerate_ok", "class",
                                            "budget", "coupled_to", NULL};
 
@@ -309,6 +309,8 @@ static int parse_input(ctx *x, const cJSON *v, const qc_sweep *c_params, qc_inpu
         field(x, v, "max", in->max, sizeof in->max, F_STRING | F_NUMBER, key) ||
         field(x, v, "edges_at", in->edges_at, sizeof in->edges_at, F_STRING, key) ||
         field(x, v, "finite", in->finite, sizeof in->finite, F_STRING | F_NUMBER, key) ||
+        field(x, v, "gain", in->gain, sizeof in->gain, F_STRING | F_NUMBER, key) ||
+        field(x, v, "gain_block", in->gain_block, sizeof in->gain_block, F_STRING | F_NUMBER, key) ||
         field(x, v, "boundaries", in->boundaries, sizeof in->boundaries, F_STRING, key))
         return 2;
     if (in->boundaries[0] && strcmp(in->boundaries, "quant"))
@@ -316,6 +318,8 @@ static int parse_input(ctx *x, const cJSON *v, const qc_sweep *c_params, qc_inpu
                    in->boundaries);
     if (!in->min[0] != !in->max[0])
         return bad(x, key, "\"min\" and \"max\" (a range of codes) go together", NULL);
+    if (!in->gain[0] != !in->gain_block[0])
+        return bad(x, key, "\"gain\" and \"gain_block\" (powers of two over square tiles) go together", NULL);
     if (in->edges_at[0] && strcmp(in->edges_at, "end"))
         return bad(x, key, "unknown edges_at (known: end, the edges in the last elements)", in->edges_at);
     int st = qc_storage_from_name(storage);

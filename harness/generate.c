@@ -210,6 +210,17 @@ static void inject_edges(const float *edges, int ne, int at_end, uint64_t *rng, 
     }
 }
 
+/* Tile (r / block, c / block) of the rows x cols matrix times 2^gain where (r / block + c / block)
+ * is even, 2^-gain where odd: neighbouring scale blocks (along K and along N) differ by 2^(2 gain),
+ * so a kernel that reads a neighbour's scale is off by that factor. Exact: powers of two. */
+static void gain_tiles(float *x, int64_t n, int64_t cols, int64_t block, int gain)
+{
+    if (block <= 0 || cols <= 0)
+        return;
+    for (int64_t i = 0; i < n; i++)
+        x[i] = ldexpf(x[i], ((i / cols / block + (i % cols) / block) % 2) ? -gain : gain);
+}
+
 static void zero_blocks(float *x, int64_t n, int64_t cols, int64_t block)
 {
     if (block <= 0 || cols <= 0)
@@ -280,6 +291,17 @@ static int generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed
         if (qc_eval(spec->zero_blocks, p, &block, err, errlen))
             return 2;
         zero_blocks(x, n, spec->ndim ? shape[spec->ndim - 1] : n, block);
+    }
+    if (spec->gain[0]) {
+        int64_t gain, block;
+        if (qc_eval(spec->gain, p, &gain, err, errlen) || qc_eval(spec->gain_block, p, &block, err, errlen))
+            return 2;
+        if (gain < 0 || gain > 64 || block < 1) {
+            snprintf(err, errlen, "input '%s': gain %lld (0..64) over tiles of %lld (>= 1)", spec->name,
+                     (long long)gain, (long long)block);
+            return 2;
+        }
+        gain_tiles(x, n, spec->ndim ? shape[spec->ndim - 1] : n, block, (int)gain);
     }
     if (!strcmp(fill_of(spec, p), "onehot") && n > 0) {
         int64_t at = 0;

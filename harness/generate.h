@@ -29,6 +29,7 @@ typedef struct qc_input_spec {
     char min[32], max[32]; /* codes: an inclusive range of codes (expressions) in place of bits */
     char edges_at[8];      /* "end": the edges fill the last elements, not seeded positions */
     char finite[32];       /* codes: expression; nonzero redraws the codes of dtype that decode to NaN/Inf */
+    char gain[32], gain_block[32]; /* tile (r, c) of gain_block^2 times 2^(+-gain), checkerboard */
     char boundaries[16];   /* "quant": boundary elements after each scale block's scale (boundary.c) */
 } qc_input_spec;
 

@@ -3,6 +3,11 @@
 #include "mutants.h"
 #include "../registry.h"
 
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
 /* layouts.md §10 T-CK1 (ROCm/rocm-libraries#7920: b_scale advanced at the wrong K step) and T-DG5
  * (TIRx-kernels#5): the weight scale of K block g is read from block g + 1 (the last block keeps
  * its own), so every block but the last is scaled by its neighbour's scale (mutants.h). */
@@ -34,10 +39,65 @@ static void scale_block_off_by_one(qc_gemm_kind kind, const qc_quant_job *jb, qc
     qc_mutant_scale_block_shift(jb, qb);
 }
 
-static int m_scale_block(qc_op_call *c) { return qc_gemm_op(c, scale_block_off_by_one); }
+/* One K block (or one scale along K): no neighbouring block to read. */
+static const char *one_k_block(qc_op_call *c)
+{
+    const char *kind = qc_param_or(c->params, "kind", "");
+    int64_t k, group = !strcmp(kind, "nvfp4") ? 16 : !strcmp(kind, "fp8_block") ? 128 : 32;
+    if (!strcmp(kind, "fp8_tensor") || !strcmp(kind, "fp8_rowwise") || !strcmp(kind, "int8_rowwise"))
+        return "one scale along K: no neighbouring K block";
+    if (qc_op_param_int(c, "k", 0, 0, INT64_MAX, &k) == 0 && k <= group)
+        return "K is one scale block: no neighbouring K block";
+    return NULL;
+}
+
+static int m_scale_block(qc_op_call *c)
+{
+    const char *why = one_k_block(c);
+    if (why) {
+        snprintf(c->err, c->errlen, "%s", why);
+        return QC_OP_DECLINED;
+    }
+    return qc_gemm_op(c, scale_block_off_by_one, NULL);
+}
 
 static const qc_impl impl_scale_block[] = {{"gemm", m_scale_block}};
 
 const qc_backend qc_mutant_gemm_scale_block = {
     "mutant:gemm-scale-block-off-by-one", "mutants",
     "weight scale of K block g read from block g+1 (layouts.md T-CK1, T-DG5)", NULL, .impls = impl_scale_block, .nimpls = 1};
+
+/* The output rounded toward zero instead of to nearest (a bf16 conversion that drops the low half
+ * of the fp32 accumulator, or a cvt.rz): the code of y64 one step nearer zero wherever RNE rounded
+ * away from zero. */
+static void out_toward_zero(const double *y64, int64_t count, qc_format out, qc_tensor *c)
+{
+    qc_cast_policy p = qcref_default_policy();
+    for (int64_t e = 0; c && e < count; e++) {
+        uint32_t code = qcref_gemm_round_out(y64[e], out);
+        double v = qcref_decode(out, code, &p);
+        if (v != v || !(fabs(v) > fabs(y64[e])))
+            continue;
+        code -= 1; /* sign-magnitude: one code nearer zero (Inf becomes the largest finite) */
+        if (c->storage == QC_ST_U16)
+            ((uint16_t *)c->data)[e] = (uint16_t)code;
+        else
+            ((uint32_t *)c->data)[e] = code;
+    }
+}
+
+static int m_toward_zero(qc_op_call *c)
+{
+    if (!strcmp(qc_param_or(c->params, "out", "bf16"), "f32") || !strcmp(qc_param_or(c->params, "kind", ""), "int8_rowwise")) {
+        snprintf(c->err, c->errlen, "an f32 output is the accumulator itself, and int8_rowwise has its own epilogue: "
+                                    "no output rounding to get wrong");
+        return QC_OP_DECLINED;
+    }
+    return qc_gemm_op(c, NULL, out_toward_zero);
+}
+
+static const qc_impl impl_toward_zero[] = {{"gemm", m_toward_zero}};
+
+const qc_backend qc_mutant_gemm_out_toward_zero = {
+    "mutant:gemm-out-toward-zero", "mutants", "bf16/f16 output rounded toward zero instead of to nearest",
+    NULL, .impls = impl_toward_zero, .nimpls = 1};

@@ -464,7 +464,7 @@ static int abi_gemm(qc_op_call *c, const qcheck_backend *b)
     return rc;
 }
 
-int qc_gemm_op(qc_op_call *c, qc_gemm_tweak tweak)
+int qc_gemm_op(qc_op_call *c, qc_gemm_tweak tweak, qc_gemm_post post)
 {
     gemm_call g;
     if (gemm_setup(c, &g))
@@ -498,6 +498,8 @@ int qc_gemm_op(qc_op_call *c, qc_gemm_tweak tweak)
         } else {
             int64_t kb = (int64_t)qcref_gemm_bound_k((qc_gemm_kind)kind, (size_t)k, grouped);
             rc = write_outputs(c, m, n, kb, of, &a, &b, alpha, g.bias, y, s);
+            if (!rc && post)
+                post(y, m * n, of, qc_set_find(c->out, "c"));
             if (!rc && strcmp(qc_param_or(c->params, "stages", "0"), "1") == 0)
                 rc = write_stages(c, m, n, k, &a, &b, alpha);
         }
@@ -510,7 +512,7 @@ int qc_gemm_op(qc_op_call *c, qc_gemm_tweak tweak)
     return rc;
 }
 
-static int ref_gemm(qc_op_call *c) { return qc_gemm_op(c, NULL); }
+static int ref_gemm(qc_op_call *c) { return qc_gemm_op(c, NULL, NULL); }
 
 /* Adds side's operand tensors to c->out as "<side>.codes", "<side>.scale" (fp32 scales as f32
  * [grid], byte scales as u8 [grid]) and "<side>.gscale". */

@@ -68,8 +68,9 @@ int qcref_row_lsb(const double *row, size_t n);
  *   F    = gamma53(K + 2) s                   the fp64 reference's own sum (certified by MPFR)
  *   out  = u_out (|y64| + F + E) twice        the kernel's and the reference's rounding to out
  *   + one smallest subnormal of out for each of the two roundings.
- * exact != 0 (qcref_gemm_exact_grid proved every partial sum exact in fp32 and y64 representable
- * in out): 0, and the check is bit-exact. */
+ * exact != 0 (qcref_gemm_exact_grid proved every partial sum exact in fp32): 0, and the check is
+ * bit-exact: the kernel's fp32 accumulator holds y64 itself, so its output is y64 rounded once to
+ * out, to nearest (qcref_gemm_round_out); a kernel rounding toward zero there fails. */
 double qcref_gemm_bound(double y64, double s, size_t k, qc_format out, int exact);
 
 /* The K of qcref_gemm_bound for a kernel's accumulation structure. grouped = 0: any order over all
@@ -83,7 +84,8 @@ size_t qcref_gemm_bound_k(qc_gemm_kind kind, size_t k, int grouped);
 /* The exactness proof: every term alpha*A*B and the bias is a multiple of 2^grid (grid = the sum
  * of the operands' row lsbs and alpha's, or the bias's lsb), and s < 2^(grid + 24): then every
  * partial sum in every order is a multiple of 2^grid below 2^24 ulps, exact in fp32; power-of-two
- * scales keep it so through the scale products. Returns 1 when that holds and y64 is exact in out. */
+ * scales keep it so through the scale products. Returns 1 when that holds (y64 is then an fp32
+ * value; out no longer matters: the output rounding is fixed, RNE, whether or not y64 is an out value). */
 int qcref_gemm_exact_grid(int grid, double s, double y64, qc_format out, int pow2_scales);
 
 /* y64 rounded (RNE) to the output format: bf16, f16 (16-bit codes) or f32 bits. */
