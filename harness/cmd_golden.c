@@ -9,6 +9,7 @@
 
 #include "stages.h"
 #include "cli.h"
+#include "coverage.h"
 #include "generate.h"
 #include "golden_io.h"
 #include "qc_checked.h"
@@ -607,33 +608,7 @@ static int name_in_list(const char *name, const char *list)
     return 0;
 }
 
-typedef struct covered {
-    char key[96]; /* recipe profile */
-    unsigned hit, need;
-    int instances;
-} covered;
-
-static int add_coverage(covered *cv, int *n, int cap, const qc_params *p, unsigned hit)
-{
-    char key[96];
-    snprintf(key, sizeof key, "%s %s", qc_param_or(p, "recipe", "?"), qc_param_or(p, "profile", "(default)"));
-    int i = 0;
-    while (i < *n && strcmp(cv[i].key, key))
-        i++;
-    if (i == *n) {
-        if (*n == cap)
-            return -1;
-        memset(&cv[i], 0, sizeof cv[i]);
-        snprintf(cv[i].key, sizeof cv[i].key, "%s", key);
-        cv[i].need = qc_quant_coverage_required(p);
-        (*n)++;
-    }
-    cv[i].hit |= hit;
-    cv[i].instances++;
-    return 0;
-}
-
-static int print_coverage(const covered *cv, int n)
+static int print_coverage(const qc_coverage_row *cv, int n)
 {
     int missing = 0;
     printf("%-34s %5s  %s\n", "recipe profile", "inst", "classes reached (*: required and not reached)");
@@ -673,7 +648,7 @@ int cmd_coverage(int argc, char **argv)
     }
     qc_case *cases;
     int ncases, rc = QC_EXIT_OK, ncov = 0;
-    covered cv[256];
+    qc_coverage_row cv[256];
     char err[1024];
     if (load_cases(a.cmd, &cases, &ncases))
         return QC_EXIT_USAGE;
@@ -684,18 +659,9 @@ int cmd_coverage(int argc, char **argv)
         int n = 0, cap = 0;
         if (qc_case_expand(&cases[c], tier, 0, &inst, &n, &cap, err, sizeof err))
             qc_error(a.cmd, "%s", err), rc = QC_EXIT_USAGE;
-        for (int i = 0; i < n && !rc; i++) {
-            qc_tensor_set inputs = {0}, expected = {0};
-            const qc_tensor *x;
-            unsigned hit = 0;
-            if (qc_instance_expected(&inst[i], 0, &inputs, &expected, err, sizeof err) ||
-                !(x = qc_set_find(&inputs, "x")) ||
-                qc_quant_coverage(&inst[i].params, x->data, qc_tensor_numel(x), &hit, err, sizeof err) ||
-                add_coverage(cv, &ncov, 256, &inst[i].params, hit))
+        for (int i = 0; i < n && !rc; i++)
+            if (qc_coverage_add(&inst[i], cv, &ncov, 256, err, sizeof err))
                 qc_error(a.cmd, "%s: %s", inst[i].id, err), rc = QC_EXIT_USAGE;
-            qc_set_free(&inputs);
-            qc_set_free(&expected);
-        }
         free(inst);
     }
     qc_cases_free(cases, ncases);

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "coverage.h"
+#include "generate.h"
 #include "golden_io.h"
 #include "report.h"
 #include "qc_checked.h"
@@ -157,6 +159,42 @@ static int params_match(const qc_params *want, const qc_params *have)
 
 /* Why --params selected nothing: the first wanted value that no instance of the selected cases
  * has, with the values they do have (a misspelt profile or dist, a size outside the sweep). */
+static void class_names(unsigned bits, char *out, size_t cap)
+{
+    out[0] = 0;
+    for (int k = 0, at = 0; k < QC_COV_COUNT; k++)
+        if (bits >> k & 1 && at < (int)cap)
+            at += snprintf(out + at, cap - (size_t)at, "%s%s", at ? " " : "", qc_coverage_names[k]);
+}
+
+/* The boundary classes of the run's quant instances, each counted once however many backends ran
+ * it, as the report's lines (coverage.h). 0, or 2 after naming the instance whose inputs failed. */
+static int quant_coverage(const char *cmd, const qc_work *work, int nw, qc_coverage_line *lines, int cap,
+                          qc_run_info *info)
+{
+    char err[1024];
+    qc_coverage_row rows[256];
+    int n = 0;
+    for (int w = 0; w < nw; w++) {
+        const qc_instance *in = work[w].inst;
+        if (strcmp(in->c->op, "quant") || (w > 0 && work[w - 1].inst == in))
+            continue;
+        if (qc_coverage_add(in, rows, &n, cap < 256 ? cap : 256, err, sizeof err)) {
+            qc_error(cmd, "--report: the coverage of %s: %s", in->id, err);
+            return 2;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        memcpy(lines[i].key, rows[i].key, sizeof lines[i].key); /* both 96 bytes, terminated */
+        lines[i].instances = rows[i].instances;
+        class_names(rows[i].hit, lines[i].reached, sizeof lines[i].reached);
+        class_names(qc_coverage_missing(&rows[i]), lines[i].missing, sizeof lines[i].missing);
+    }
+    info->coverage = lines;
+    info->ncoverage = n;
+    return 0;
+}
+
 static void explain_no_match(const char *cmd, const qc_instance *inst, int ninst, const qc_params *want,
                              const qc_backend *const *backends, int nb)
 {
@@ -439,7 +477,10 @@ int cmd_run(int argc, char **argv)
     info.seconds = qc_now() - t0;
     exit_code = QC_EXIT_OK;
     summarize(res, nw, backends, nb, !case_arg && !filter && !params_arg && cfg.shard_count == 1, &exit_code);
-    if (report_dir) {
+    static qc_coverage_line coverage[256];
+    if (report_dir && quant_coverage(a.cmd, work, nw, coverage, 256, &info))
+        exit_code = QC_EXIT_USAGE;
+    if (report_dir && exit_code != QC_EXIT_USAGE) {
         if (qc_report_write(report_dir, &info, res, nw, err, sizeof err)) {
             qc_error(a.cmd, "--report: %s", err);
             exit_code = QC_EXIT_USAGE;

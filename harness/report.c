@@ -229,11 +229,38 @@ static int json_head(cJSON *root, const qc_run_info *in, const counts *c)
     return ok;
 }
 
-/* {"report_format":1, run info, "counts":{"total","PASS",...}, "results":[...]} */
+/* The space-separated names of list as a JSON array under key. */
+static int json_names(cJSON *o, const char *key, const char *list, size_t cap)
+{
+    cJSON *arr = cJSON_AddArrayToObject(o, key);
+    char names[256];
+    snprintf(names, sizeof names, "%.*s", (int)strnlen(list, cap), list);
+    for (char *save, *t = strtok_r(names, " ", &save); arr && t; t = strtok_r(NULL, " ", &save))
+        if (!cJSON_AddItemToArray(arr, cJSON_CreateString(t)))
+            return 0;
+    return arr != NULL;
+}
+
+/* "coverage": [{"recipe_profile", "instances", "reached": [...], "required_not_reached": [...]}] */
+static int json_coverage(cJSON *root, const qc_run_info *in)
+{
+    cJSON *arr = cJSON_AddArrayToObject(root, "coverage");
+    for (int i = 0; arr && i < in->ncoverage; i++) {
+        const qc_coverage_line *row = &in->coverage[i];
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(arr, o) || !add_str(o, "recipe_profile", TXT(row->key)) ||
+            !cJSON_AddNumberToObject(o, "instances", row->instances) || !json_names(o, "reached", TXT(row->reached)) ||
+            !json_names(o, "required_not_reached", TXT(row->missing)))
+            return 0;
+    }
+    return arr != NULL;
+}
+
+/* {"report_format":1, run info, "counts":{"total","PASS",...}, "coverage":[...], "results":[...]} */
 static char *json_report(const qc_run_info *in, const qc_result *r, int n, const counts *c)
 {
     cJSON *root = cJSON_CreateObject();
-    int ok = root && json_head(root, in, c);
+    int ok = root && json_head(root, in, c) && json_coverage(root, in);
     cJSON *arr = ok ? cJSON_AddArrayToObject(root, "results") : NULL;
     ok = ok && arr;
     for (int i = 0; ok && i < n; i++)
@@ -420,10 +447,32 @@ static void md_section(sbuf *b, const char *title, const qc_result *r, int n, un
     }
 }
 
+/* The quant boundary classes per recipe x profile (docs/cases.md "boundaries"); nothing when the
+ * run had no quant instance. */
+static void md_coverage(sbuf *b, const qc_run_info *in)
+{
+    if (!in->ncoverage)
+        return;
+    sb_puts(b, "## Boundary coverage of the quant instances\n\n| recipe profile | instances | reached | "
+               "required, not reached |\n|---|---:|---|---|\n");
+    for (int i = 0; i < in->ncoverage; i++) {
+        const qc_coverage_line *row = &in->coverage[i];
+        sb_puts(b, "| ");
+        sb_text(b, TXT(row->key), ESC_NONE);
+        sb_printf(b, " | %d | ", row->instances);
+        sb_text(b, TXT(row->reached), ESC_NONE);
+        sb_puts(b, " | ");
+        sb_text(b, TXT(row->missing), ESC_NONE);
+        sb_puts(b, " |\n");
+    }
+    sb_puts(b, "\n");
+}
+
 static char *md_report(const qc_run_info *in, const qc_result *r, int n, const counts *c)
 {
     sbuf b = {0};
     md_head(&b, in, c);
+    md_coverage(&b, in);
     if (!c->n[QC_FAIL] && !c->n[QC_ERROR])
         sb_puts(&b, "No failures or errors.\n\n");
     md_section(&b, "Failures and errors", r, n, 1u << QC_FAIL | 1u << QC_ERROR);

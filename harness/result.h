@@ -42,6 +42,15 @@ typedef struct qc_run_info {
     char git_revision[64];
     char started[32]; /* ISO 8601 UTC */
     double seconds;
+    const struct qc_coverage_line *coverage; /* the quant instances' boundary classes (coverage.h) */
+    int ncoverage;
 } qc_run_info;
+
+/* One recipe x profile of the report's coverage: class names, space-separated. */
+typedef struct qc_coverage_line {
+    char key[96];
+    int instances;
+    char reached[192], missing[192]; /* missing: required and not reached */
+} qc_coverage_line;
 
 #endif

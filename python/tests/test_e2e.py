@@ -4,6 +4,7 @@ outputs, the exec batch gets their /inputs only, the runner runs the example ker
 
 The binary: $QCHECK_BIN (run_tests.py --qcheck sets it; then a missing binary is a failure),
 else REPO/build/harness/qcheck (when absent the tests are skipped)."""
+import json
 import os
 import re
 import shutil
@@ -440,6 +441,24 @@ class BoundaryTest(ExportedBatch):
                               stderr=subprocess.STDOUT, universal_newlines=True, env=dict(os.environ, QCHECK_CASES=bare))
         self.assertEqual(proc.returncode, 1, proc.stdout)
         self.assertRegex(proc.stdout, r"token_group vllm-cpp +16 .*\*ties")
+        # the run report aggregates the same classes (summary.json "coverage", summary.md)
+        for cases, missing in ((os.environ.get("QCHECK_CASES", os.path.join(batch.REPO, "cases")), []),
+                               (bare, ["ties"])):
+            rep = os.path.join(self.dir, "rep%d" % len(missing))
+            subprocess.run([qcheck_bin(), "run", "--case", "quant_token_group", "--backend", "ref", "--quiet",
+                            "--report", rep], stdout=subprocess.DEVNULL, env=dict(os.environ, QCHECK_CASES=cases),
+                           check=True)
+            with open(os.path.join(rep, "summary.json")) as f:
+                rows = {r["recipe_profile"]: r for r in json.load(f)["coverage"]}
+            self.assertEqual(rows["token_group vllm-cpp"]["instances"], 16)
+            row = rows["token_group vllm-cpp"]
+            if missing:
+                self.assertIn("ties", row["required_not_reached"])
+            else:
+                self.assertEqual(row["required_not_reached"], [])
+            self.assertEqual("ties" in row["reached"], not missing)
+            with open(os.path.join(rep, "summary.md")) as f:
+                self.assertIn("| token_group vllm-cpp | 16 |", f.read())
 
     def test_no_saturation_fails_every_token_group_instance_it_can_act_on(self):
         self.assert_caught_everywhere("quant_token_group", "quant-no-saturation")
