@@ -259,6 +259,22 @@ static const qc_recipe_profile recipe_profiles[] = {
      {.elem = QC_E4M3FN, .group = 128, .partial_group = 1, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-4f,
       .scale_op = QC_SCALE_MUL_RCP, .pow2 = QC_POW2_E8M0,
       .pow2_policy = POW2(QC_E8M0_DEEPGEMM, QC_E8M0_DEC_EXP2)}, OF_DEEPGEMM},
+    {"torch-native", QC_RECIPE_TOKEN_GROUP,
+     "sglang's torch reference native_per_token_group_quant_fp8 (test/srt/test_fp8_kernel.py; the same "
+     "function in vLLM's tests) on the GPU: amax = |x|.max().clamp(min=1e-10) (NaN propagates), s = amax / 448 "
+     "with a Python float (t * fl32(1/448) on CUDA, formats.md §13), q = (x / s) (a tensor divisor: IEEE "
+     "division) .clamp(-448, 448) (NaN stays; on the GPU every NaN is the positive canonical one) -> torch "
+     "e4m3fn; no ue8m0 form",
+     "torch", 0, NULL,
+     {.elem = QC_E4M3FN, .group = 128, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-10f,
+      .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_TORCH, .nan_canonical = 1},
+     OF_SGLANG},
+    {"torch-native-cpu", QC_RECIPE_TOKEN_GROUP,
+     "the same function on the CPU, where torch divides by the Python float: s = amax / 448 and q = x / s, "
+     "both IEEE: the textbook formulation (numpy's)",
+     "torch", 0, NULL,
+     {.elem = QC_E4M3FN, .group = 128, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-10f,
+      .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_TORCH}, OF_SGLANG},
     {"vllm-cpp", QC_RECIPE_TOKEN_GROUP,
      "vLLM C++ per_token_group_quant (vllm-project/vllm#53339 / PR #53346): y_s = amax / 448, eps on "
      "the scale: fmaxf(y_s, 1e-10) (all-zero group under ue8m0 -> 2^-33, B12), ue8m0: "

@@ -504,6 +504,24 @@ class IdentifyTest(ExportedBatch):
         self.assertEqual(proc.returncode, 1, proc.stdout)
         self.assertIn("no profile matches; the nearest is", proc.stdout)
 
+    @unittest.skipUnless(HAVE_ML_DTYPES, "ml_dtypes is the e4m3 cast of the numpy kernel")
+    def test_a_textbook_ieee_kernel_is_named_torch_native_cpu(self):
+        """scale = max(amax, eps) / 448, x / scale, clip, cast, all IEEE in numpy: sglang's torch
+        reference as it runs on the CPU (on the GPU torch multiplies by fl32(1/448) instead)."""
+        params = "recipe=token_group,profile=torch-native-cpu,group=128,scale_layout=row,rows=9,cols=512"
+        golden, x, _ = self.export("quant_token_group_native", params)
+        g = x.reshape(9, 4, 128)
+        with np.errstate(all="ignore"):
+            amax = np.maximum(np.max(np.abs(g), axis=2), np.float32(1e-10))  # a NaN propagates
+            s = (amax / np.float32(448)).astype(np.float32)
+            q = np.clip(g / s[..., None], np.float32(-448), np.float32(448))
+        outs = {"q": q.astype(ml_dtypes.float8_e4m3fn).view(np.uint8).reshape(-1),
+                "scale": s.view(np.uint8).reshape(-1)}
+        proc = self.identify(golden, outs)
+        self.assertEqual(proc.returncode, 0, proc.stdout)
+        self.assertRegex(proc.stdout, r"match, bit for bit, profile[^\n]* torch-native-cpu\b")
+        self.assertRegex(proc.stdout, r"torch-native +FAIL")
+
     def test_each_profiles_outputs_are_named_for_it(self):
         for profile in ("triton-row", "sgl-kernel", "sgl-kernel-sm100", "deepgemm-ref", "vllm-cpp"):
             golden, x, outs = self.export("quant_token_group", self.PARAMS.replace("vllm-cpp", profile))
