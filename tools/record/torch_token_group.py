@@ -1,6 +1,6 @@
 """Records what torch writes for the per-token-group FP8 quantization that sglang and vLLM use as
-their torch-native reference (native_per_token_group_quant_fp8 in their tests; docs/spec/formats.md
-§6.2), as qcheck goldens (golden/real/README.md). That function is a chain of torch calls:
+their torch-native reference (native_per_token_group_quant_fp8 in their tests; docs/spec/formats.md §6.2),
+as qcheck goldens (golden/real/README.md). That function is a chain of torch calls:
 
     amax = x.abs().amax(-1).clamp(min=1e-10); s = amax / 448 (a Python float); q = (x / s).clamp(-448, 448).to(e4m3fn)
 
