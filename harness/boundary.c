@@ -180,10 +180,20 @@ static uint32_t variant_code(int v, float x, float s, float amax, const qc_recip
     return qcref_encode(p->elem, qcref_recipe_clamp(y, p), &p->cast);
 }
 
+/* The variant of the profile's own element operation, and of the one a kernel most often swaps it
+ * for (a division for a multiplication, or x * fl32(1/s) for a division): the pair a block must
+ * separate. */
+static int own_variant(const qc_recipe_policy *p)
+{
+    return p->elem_op == QC_ELEM_DIV ? 0 : p->elem_op == QC_ELEM_MUL_MAX_AMAX ? 3 : 1;
+}
+static int swapped_variant(const qc_recipe_policy *p) { return p->elem_op == QC_ELEM_DIV ? 1 : 0; }
+
 /* Writes, into up to ROUND_SLOTS free elements of the block, values near midpoints that separate
- * every pair of element operations that can be separated there. */
-static void place_rounding(const qc_quant_job *j, float scale, float amax, const double *mid, int nmid,
-                           const int64_t *free_at, int nfree, float *x)
+ * every pair of element operations that can be separated there. Returns 1 when the profile's own
+ * operation and its swap were separated. */
+static int place_rounding(const qc_quant_job *j, float scale, float amax, const double *mid, int nmid,
+                          const int64_t *free_at, int nfree, float *x)
 {
     int separated[NVARIANTS][NVARIANTS] = {{0}}, used = 0;
     for (int m = nmid - 1; m >= 0 && used < nfree; m--) {
@@ -210,6 +220,8 @@ static void place_rounding(const qc_quant_job *j, float scale, float amax, const
             used++;
         }
     }
+    int a = own_variant(&j->policy), b = swapped_variant(&j->policy);
+    return separated[a < b ? a : b][a < b ? b : a];
 }
 
 static int fp32_scales(const qc_quant_job *j) { return j->recipe <= QC_RECIPE_BLOCK && j->policy.pow2 == QC_POW2_NONE; }
@@ -255,41 +267,100 @@ static int64_t plan_ties(const qc_quant_job *j, plan *pl, const trace *t, const 
     return n;
 }
 
-static int inject(const qc_quant_job *j, uint64_t *rng, float *x, plan *pl, trace *t)
+/* Moves an anchor below the top 1/64 of its binade into it, with random low bits (again, when
+ * redraw): a round amax gives a round scale, where the element operations agree. */
+static void draw_anchor(uint64_t *rng, float *a, int redraw)
+{
+    int e;
+    float m = 1.0f - (float)((qc_rng_next(rng) >> 40) + 1) * 0x1p-30f;
+    if (redraw || fabsf(frexpf(*a, &e)) < m) {
+        frexpf(*a, &e);
+        *a = copysignf(ldexpf(m, e), *a);
+    }
+}
+
+/* 1 when the instance gets a NaN element inside its normal block: it has no NaN block (one block,
+ * or the tensor recipe's one scale) and its amax ignores NaN (an fmaxf reduction), so the NaN
+ * changes no scale and still reaches the clamp and the cast, where fminf/fmaxf clamps make it
+ * +max (formats.md B20) and a missing clamp leaves it NaN. */
+static int nan_probe(const qc_quant_job *j, const plan *pl)
+{
+    return j->policy.amax_nan == QC_AMAX_NAN_IGNORE && !global_amax(j) &&
+           (pl->nblocks < 2 || j->recipe == QC_RECIPE_TENSOR);
+}
+
+/* The NaN of nan_probe: in the element the ties and the rounding slots leave free (the one before
+ * the last ROUND_SLOTS elements that are not the anchor). */
+static void place_nan(const qc_quant_job *j, const plan *pl, float *x)
 {
     int64_t cols = (int64_t)j->cols;
-    for (int64_t b = 0; b < pl->nblocks; b++) {
-        block_class c = class_of(j, b, pl->nblocks);
-        if (c != B_NORMAL)
-            write_exclusive(c, &pl->spans[b], cols, rng, x);
-        pl->anchor[b] = c == B_NORMAL ? anchor_of(&pl->spans[b], cols, x) : -1;
-        if (pl->anchor[b] >= 0) { /* into the top 1/64 of its binade, low bits random (a round amax
-                                      gives a round scale, where the element operations agree) */
-            float *a = &x[pl->anchor[b]];
-            int e;
-            float m = 1.0f - (float)((qc_rng_next(rng) >> 40) + 1) * 0x1p-30f;
-            if (fabsf(frexpf(*a, &e)) < m)
-                *a = copysignf(ldexpf(m, e), *a);
+    for (int64_t b = 0; nan_probe(j, pl) && b < pl->nblocks; b++) {
+        int64_t a = pl->anchor[b], skip = fp32_scales(j) ? ROUND_SLOTS : 0;
+        if (a < 0 || span_elems(&pl->spans[b]) < skip + 3)
+            continue;
+        for (int64_t e = span_elems(&pl->spans[b]) - 1; e >= 0; e--) {
+            int64_t at = span_at(&pl->spans[b], cols, e);
+            if (at != a && skip-- == 0) {
+                x[at] = NAN;
+                break;
+            }
         }
     }
-    double mid[256];
-    int nmid = midpoints(j->policy.elem, mid, 256);
-    if (nmid == 0 || trace_run(j, x, t))
+}
+
+/* Ties and rounding slots of every normal block for the anchors as they are; returns how many
+ * blocks with fp32 scales could not separate the profile's operation from its swap (their
+ * rounding slots found no input where the two round to different codes). */
+static int64_t place_all(const qc_quant_job *j, float *x, plan *pl, trace *t, const double *mid, int nmid,
+                         uint8_t *unseparated)
+{
+    int64_t cols = (int64_t)j->cols, missed = 0;
+    if (trace_run(j, x, t))
         return 0;
-    int reserve = fp32_scales(j) ? ROUND_SLOTS : 0;
+    int reserve = (fp32_scales(j) ? ROUND_SLOTS : 0) + nan_probe(j, pl);
     pl->nties = plan_ties(j, pl, t, x, mid, nmid, reserve);
-    if (refine_ties(j, x, pl->ties, pl->nties, t) || !reserve || trace_run(j, x, t))
+    if (refine_ties(j, x, pl->ties, pl->nties, t) || !fp32_scales(j) || trace_run(j, x, t))
         return 0;
     for (int64_t b = 0; b < pl->nblocks; b++) { /* the last free elements of each normal block */
         int64_t a = pl->anchor[b], at[ROUND_SLOTS];
+        unseparated[b] = 0;
         if (a < 0 || span_elems(&pl->spans[b]) < ROUND_SLOTS + 2)
             continue;
         int nfree = 0;
         for (int64_t e = span_elems(&pl->spans[b]) - 1; e >= 0 && nfree < ROUND_SLOTS; e--)
             if (span_at(&pl->spans[b], cols, e) != a)
                 at[nfree++] = span_at(&pl->spans[b], cols, e);
-        place_rounding(j, t->qz.scale_f32[b], fabsf(x[a]), mid, nmid, at, nfree, x);
+        unseparated[b] = !place_rounding(j, t->qz.scale_f32[b], fabsf(x[a]), mid, nmid, at, nfree, x);
+        missed += unseparated[b];
     }
+    return missed;
+}
+
+/* A block whose scale has a nearly exact reciprocal (fl32(1/s) off by 2^-30, say) has almost no
+ * input where x / s and x * fl32(1/s) part: its anchor is drawn again, up to ANCHOR_DRAWS times. */
+enum { ANCHOR_DRAWS = 8 };
+
+static int inject(const qc_quant_job *j, uint64_t *rng, float *x, plan *pl, trace *t)
+{
+    for (int64_t b = 0; b < pl->nblocks; b++) {
+        block_class c = class_of(j, b, pl->nblocks);
+        if (c != B_NORMAL)
+            write_exclusive(c, &pl->spans[b], (int64_t)j->cols, rng, x);
+        pl->anchor[b] = c == B_NORMAL ? anchor_of(&pl->spans[b], (int64_t)j->cols, x) : -1;
+        if (pl->anchor[b] >= 0)
+            draw_anchor(rng, &x[pl->anchor[b]], 0);
+    }
+    double mid[256];
+    int nmid = midpoints(j->policy.elem, mid, 256);
+    uint8_t *unseparated = calloc((size_t)pl->nblocks, 1);
+    if (nmid == 0 || !unseparated)
+        return free(unseparated), 0;
+    for (int draw = 0; place_all(j, x, pl, t, mid, nmid, unseparated) && draw < ANCHOR_DRAWS; draw++)
+        for (int64_t b = 0; b < pl->nblocks; b++)
+            if (unseparated[b])
+                draw_anchor(rng, &x[pl->anchor[b]], 1);
+    place_nan(j, pl, x);
+    free(unseparated);
     return 0;
 }
 

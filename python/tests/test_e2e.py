@@ -460,8 +460,16 @@ class BoundaryTest(ExportedBatch):
             with open(os.path.join(rep, "summary.md")) as f:
                 self.assertIn("| token_group vllm-cpp | 16 |", f.read())
 
-    def test_no_saturation_fails_every_token_group_instance_it_can_act_on(self):
-        self.assert_caught_everywhere("quant_token_group", "quant-no-saturation")
+    def test_no_saturation_fails_every_fp8_and_token_group_instance_it_can_act_on(self):
+        # one-block instances get a NaN element where the amax ignores NaN (boundary.c nan_probe)
+        for case in ("quant_token_group", "quant_fp8"):
+            self.assert_caught_everywhere(case, "quant-no-saturation")
+
+    def test_mul_by_reciprocal_fails_every_fp32_scale_instance_it_can_act_on(self):
+        # a block whose fl32(1/s) is nearly exact gets its anchor drawn again (boundary.c ANCHOR_DRAWS)
+        for case in ("quant_fp8", "quant_token_group", "quant_token_group_partial", "quant_block",
+                     "quant_token_group_native"):
+            self.assert_caught_everywhere(case, "quant-mul-by-reciprocal")
 
 
 class IdentifyTest(ExportedBatch):
