@@ -178,3 +178,84 @@ int qc_name_or_die(const char *cmd, const char *what, const char *value, int fou
     qc_error(cmd, "unknown %s '%s' (known: %s)", what, value, known);
     return QC_EXIT_USAGE;
 }
+
+/* ---- --shard I/N | auto ---- */
+
+/* "I/N", 1 <= I <= N: 0 and *index (0-based), *count; -1 when text is not that. */
+static int shard_text(const char *text, int *index, int *count)
+{
+    char first[24];
+    const char *slash = strchr(text, '/');
+    int64_t i = 0, n = 0;
+    if (!slash || slash - text >= (ptrdiff_t)sizeof first)
+        return -1;
+    snprintf(first, sizeof first, "%.*s", (int)(slash - text), text);
+    if (qc_parse_i64(first, 1, INT32_MAX, &i) || qc_parse_i64(slash + 1, 1, INT32_MAX, &n) || i > n)
+        return -1;
+    *index = (int)i - 1, *count = (int)n;
+    return 0;
+}
+
+/* An integer environment variable, or -1 when unset; -2 when set but not an integer >= 0. */
+static int64_t env_int(const char *name)
+{
+    const char *v = getenv(name);
+    int64_t x;
+    if (!v)
+        return -1;
+    return qc_parse_i64(v, 0, INT32_MAX, &x) ? -2 : x;
+}
+
+/* The schedulers whose variables `--shard auto` reads (docs/spec/cli.md): the shard's index
+ * (base 0 or 1) and the shard count, or for Slurm the array's first task id and step. */
+typedef struct scheduler {
+    const char *name, *index_var, *count_var;
+    int base; /* the index of the first shard */
+} scheduler;
+
+static const scheduler schedulers[] = {
+    {"Slurm job array", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", -1},
+    {"GitLab CI parallel", "CI_NODE_INDEX", "CI_NODE_TOTAL", 1},
+    {"Buildkite parallelism", "BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT", 0},
+    {"Kubernetes indexed Job", "JOB_COMPLETION_INDEX", "QCHECK_SHARD_COUNT", 0},
+};
+
+/* Slurm: task ids MIN, MIN + STEP, ... (SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_STEP). */
+static int64_t slurm_position(int64_t id)
+{
+    int64_t lo = env_int("SLURM_ARRAY_TASK_MIN"), step = env_int("SLURM_ARRAY_TASK_STEP");
+    lo = lo < 0 ? 0 : lo;
+    step = step <= 0 ? 1 : step;
+    return id < lo || (id - lo) % step ? -1 : (id - lo) / step;
+}
+
+int qc_parse_shard(const char *cmd, const char *arg, int *index, int *count)
+{
+    if (strcmp(arg, "auto") != 0) {
+        if (shard_text(arg, index, count) == 0)
+            return 0;
+        qc_error(cmd, "--shard must be I/N with 1 <= I <= N, or auto, got '%s'", arg);
+        return 2;
+    }
+    for (size_t s = 0; s < sizeof schedulers / sizeof schedulers[0]; s++) {
+        const scheduler *sc = &schedulers[s];
+        int64_t at = env_int(sc->index_var), n = env_int(sc->count_var);
+        if (at == -1)
+            continue;
+        int64_t pos = at < 0 ? -1 : sc->base < 0 ? slurm_position(at) : at - sc->base;
+        if (n < 1 || pos < 0 || pos >= n) {
+            qc_error(cmd, "--shard auto: %s: %s=%s and %s=%s are not a shard index and a count", sc->name,
+                     sc->index_var, getenv(sc->index_var), sc->count_var,
+                     getenv(sc->count_var) ? getenv(sc->count_var) : "(unset)");
+            return 2;
+        }
+        *index = (int)pos, *count = (int)n;
+        fprintf(stderr, "qcheck %s: --shard auto: shard %d/%d from %s (%s=%lld, %s=%lld)\n", cmd, *index + 1, *count,
+                sc->name, sc->index_var, (long long)at, sc->count_var, (long long)n);
+        return 0;
+    }
+    qc_error(cmd, "--shard auto: no scheduler variables set (SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, "
+                  "CI_NODE_INDEX/CI_NODE_TOTAL, BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT, "
+                  "JOB_COMPLETION_INDEX/QCHECK_SHARD_COUNT); give --shard I/N");
+    return 2;
+}

@@ -32,6 +32,11 @@ const char *qc_opt(qc_args *a, const char *key); /* NULL when absent; marks it u
 int qc_flag(qc_args *a, const char *key);
 int qc_check_all_used(qc_args *a); /* 2 with a message naming an unknown option, else 0 */
 
+/* --shard: "I/N" (1 <= I <= N), or "auto": I and N from the scheduler's environment (Slurm job
+ * arrays, GitLab parallel, Buildkite parallelism, Kubernetes indexed Jobs; docs/spec/cli.md),
+ * named on stderr. 0 with *index (0-based) and *count, or 2 after an error naming what is wrong. */
+int qc_parse_shard(const char *cmd, const char *arg, int *index, int *count);
+
 /* Whole-file raw I/O. qc_read_file returns 0 or 2 (message printed). */
 int qc_read_file(const char *cmd, const char *path, uint8_t **data, size_t *size);
 int qc_write_file(const char *cmd, const char *path, const void *data, size_t size);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "runner.h"
 
 #include "cases.h"
 #include "registry.h"
@@ -48,8 +49,11 @@ static int list_cases(void)
 }
 
 /* Every instance of every tier (or of --suite's), one line each: tier, id, golden file name. */
-static int list_instances(const char *suite)
+static int list_instances(const char *suite, const char *shard)
 {
+    int shard_index = 0, shard_count = 1;
+    if (shard && qc_parse_shard("list", shard, &shard_index, &shard_count))
+        return QC_EXIT_USAGE;
     qc_case *cases;
     int n;
     char err[1024], path[2048];
@@ -74,6 +78,8 @@ static int list_instances(const char *suite)
                 rc = QC_EXIT_USAGE;
             }
             for (int k = 0; k < ni; k++) {
+                if (qc_shard_of(&inst[k], shard_count) != shard_index)
+                    continue;
                 qc_golden_path(".", &inst[k], "ref", path, sizeof path);
                 printf("%s\t%s\t%s\n", tiers[t], inst[k].id, path + 2);
             }
@@ -312,13 +318,14 @@ int cmd_list(int argc, char **argv)
     qc_args a;
     if (qc_parse_args(&a, "list", argc, argv, NULL))
         return QC_EXIT_USAGE;
-    const char *for_lib = qc_opt(&a, "for"), *suite = qc_opt(&a, "suite");
+    const char *for_lib = qc_opt(&a, "for"), *suite = qc_opt(&a, "suite"), *shard = qc_opt(&a, "shard");
     if (qc_check_all_used(&a))
         return QC_EXIT_USAGE;
     if (a.help) {
         printf("usage: qcheck list [cases|ops|backends|profiles|layouts|formats|e8m0]   (no argument: all)\n"
                "       qcheck list profiles --for LIBRARY==VERSION   the cast profile that reproduces that release\n"
-               "       qcheck list instances [--suite TIER]   every instance: tier, id, golden file\n"
+               "       qcheck list instances [--suite TIER] [--shard I/N|auto]   every instance (of one shard of\n"
+               "                                       qcheck run --shard): tier, id, golden file\n"
                "                                                     (exit 2 when none does)\n");
         return QC_EXIT_OK;
     }
@@ -326,7 +333,7 @@ int cmd_list(int argc, char **argv)
         return profile_for(for_lib);
     const char *what = a.npos ? a.pos[0] : "all";
     if (!strcmp(what, "instances"))
-        return list_instances(suite);
+        return list_instances(suite, shard);
     int all = strcmp(what, "all") == 0;
     if (all || strcmp(what, "formats") == 0)
         list_formats();

@@ -30,7 +30,7 @@ const char *qc_cases_dir(void)
 static void run_help(void)
 {
     printf("usage: qcheck run [--case NAME[,NAME..]] [--suite quick|full|bringup] [--backend B[,B..]]\n"
-           "                  [--filter REGEX] [--params k=v,..] [--seed S] [--jobs N] [--shard I/N]\n"
+           "                  [--filter REGEX] [--params k=v,..] [--seed S] [--jobs N] [--shard I/N|auto]\n"
            "                  [--timeout SEC] [--show N] [--quiet] [--report DIR] [--keep-failing DIR]\n"
            "                  [--batch N] [--device N]\n"
            "Expands the case files (%s, or $QCHECK_CASES) of one tier into instances and runs\n"
@@ -54,7 +54,8 @@ static void run_help(void)
            "  --params k=v,..  only instances with these parameter values (REPRO uses it)\n"
            "  --seed S         base seed [0]; each instance's seed is a hash of its id and S\n"
            "  --jobs N         children at a time [1]\n"
-           "  --shard I/N      run the I-th of N deterministic shards (1-based)\n"
+           "  --shard I/N      run the I-th of N deterministic shards (1-based); auto takes I and N\n"
+           "                   from Slurm, GitLab, Buildkite or Kubernetes (docs/spec/cli.md)\n"
            "  --timeout SEC    per item [60]\n"
            "  --show N         mismatches listed per output [8]\n"
            "  --quiet          print only non-PASS lines and the summary\n"
@@ -389,18 +390,8 @@ int cmd_run(int argc, char **argv)
         cfg.device = (int)v;
     else if (device_arg)
         return QC_EXIT_USAGE;
-    if (shard) {
-        char first[24];
-        const char *slash = strchr(shard, '/');
-        int64_t i = 0, n = 0;
-        snprintf(first, sizeof first, "%.*s", slash ? (int)(slash - shard < 23 ? slash - shard : 23) : 0, shard);
-        if (!slash || qc_parse_i64(first, 1, INT_MAX, &i) || qc_parse_i64(slash + 1, 1, INT_MAX, &n) || i > n) {
-            qc_error(a.cmd, "--shard must be I/N with 1 <= I <= N, got '%s'", shard);
-            return QC_EXIT_USAGE;
-        }
-        cfg.shard_index = (int)i - 1;
-        cfg.shard_count = (int)n;
-    }
+    if (shard && qc_parse_shard(a.cmd, shard, &cfg.shard_index, &cfg.shard_count))
+        return QC_EXIT_USAGE;
     qc_params want = {0};
     char err[1024];
     if (params_arg && qc_params_parse(&want, params_arg, err, sizeof err)) {

@@ -95,6 +95,41 @@ def test_determinism_and_shards(qcheck, cases):
     check(all(shard_lines), "every shard got some instances")
 
 
+def test_shard_partition_and_auto(qcheck, cases):
+    """For N = 1..16 the shards of `list instances --shard I/N` (the selection of run --shard) are
+    disjoint and their union is the whole quick tier; --shard auto reads each scheduler's variables
+    (base 0 or 1, Slurm's first task id and step) and is exit 2 without any."""
+    env0 = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "CI_NODE", "BUILDKITE_", "JOB_COMPLETION"))}
+
+    def ids(extra_args, env=None):
+        p = subprocess.run([qcheck, "list", "instances", "--suite", "quick"] + extra_args, capture_output=True,
+                           text=True, env=dict(env0, QCHECK_CASES=cases, **(env or {})), timeout=120)
+        return p.returncode, [l.split("\t")[1] for l in p.stdout.splitlines()], p.stderr
+
+    _, everything, _ = ids([])
+    ok = len(everything) == len(set(everything)) > 0
+    for n in range(1, 17):
+        parts = [ids(["--shard", "%d/%d" % (i, n)])[1] for i in range(1, n + 1)]
+        union = [x for part in parts for x in part]
+        ok &= len(union) == len(set(union)) and set(union) == set(everything)
+    check(ok, "N = 1..16: the shards are disjoint and cover the %d quick instances" % len(everything))
+    want = ids(["--shard", "3/4"])[1]
+    for name, env in (("Slurm", {"SLURM_ARRAY_TASK_ID": "7", "SLURM_ARRAY_TASK_COUNT": "4", "SLURM_ARRAY_TASK_MIN": "3",
+                                 "SLURM_ARRAY_TASK_STEP": "2"}),
+                      ("GitLab", {"CI_NODE_INDEX": "3", "CI_NODE_TOTAL": "4"}),
+                      ("Buildkite", {"BUILDKITE_PARALLEL_JOB": "2", "BUILDKITE_PARALLEL_JOB_COUNT": "4"}),
+                      ("Kubernetes", {"JOB_COMPLETION_INDEX": "2", "QCHECK_SHARD_COUNT": "4"})):
+        rc, got, err = ids(["--shard", "auto"], env)
+        check(rc == 0 and got == want and "3/4" in err, "--shard auto under %s is shard 3/4 (rc %d: %s)"
+              % (name, rc, err.strip()))
+    rc, _, err = ids(["--shard", "auto"])
+    check(rc == 2 and "SLURM_ARRAY_TASK_ID" in err, "--shard auto with no scheduler variable is exit 2 naming them")
+    rc, _, err = ids(["--shard", "auto"], {"CI_NODE_INDEX": "5", "CI_NODE_TOTAL": "4"})
+    check(rc == 2 and "CI_NODE_INDEX=5" in err, "an index past the count is exit 2 naming the variables")
+    rc, _, err = run(qcheck, ["run", "--shard", "0/3"], cases)
+    check(rc == 2 and "--shard" in err, "run --shard 0/3 is exit 2")
+
+
 def test_isolation(qcheck, cases):
     rc, out, _ = run(qcheck, ["run", "--case", "fp4_pack", "--backend", "selftest", "--timeout", "2", "--jobs", "4"],
                      cases, {"QCHECK_SELFTEST": "1"})
@@ -265,6 +300,7 @@ def main():
     test_sweep(a.qcheck)
     test_instance_ids(a.qcheck, a.cases)
     test_determinism_and_shards(a.qcheck, a.cases)
+    test_shard_partition_and_auto(a.qcheck, a.cases)
     test_isolation(a.qcheck, a.cases)
     test_validation(a.qcheck)
     test_mutants(a.qcheck, a.cases)
