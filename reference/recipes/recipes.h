@@ -145,7 +145,8 @@ typedef struct qc_recipe_policy {
     qc_e8m0_decoder dequant_e8m0; /* e8m0 decoder of dequantization */
     /* 1: a NaN the fp32 scaling produces is the canonical 0x7FFFFFFF, as on NVIDIA GPUs (an x86
      * CPU passes the operand's NaN on); it shows where a bit-level cast reads the NaN's payload
-     * (torchao's fp4/fp6 casts, golden/real/torchao-0.18.0 *-cuda.h5) */
+     * (torchao's fp4/fp6 casts, golden/real/torchao-0.18.0 *-cuda.h5), in an fp32 scale of a
+     * NaN block, and in the sign of a NaN code (golden/real/torch-2.11.0/token_group-*-cuda.h5) */
     int nan_canonical;
 } qc_recipe_policy;
 

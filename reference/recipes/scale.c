@@ -58,7 +58,9 @@ float qcref_scale_from_amax(float amax, const qc_recipe_policy *p)
     }
     if (p->eps_at == QC_EPS_SCALE) /* vLLM C++: fmaxf(y_s, eps), NaN -> eps as fmaxf does */
         s = fmaxf(s, p->eps);
-    return pow2_round(s, p);
+    s = pow2_round(s, p);
+    /* the GPU's scale of a NaN amax is the canonical NaN (golden/real/torch-2.11.0/token_group-*-cuda.h5) */
+    return p->nan_canonical && s != s ? qc_f32_from_bits(0x7FFFFFFFu) : s;
 }
 
 float qcref_recipe_clamp(float v, const qc_recipe_policy *p)
