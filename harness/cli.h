@@ -60,6 +60,7 @@ int cmd_export(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_identify(int argc, char **argv);
 int cmd_coverage(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_layout(int argc, char **argv);
 int cmd_bringup(int argc, char **argv);
 

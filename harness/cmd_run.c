@@ -160,6 +160,11 @@ static int params_match(const qc_params *want, const qc_params *have)
 
 /* Why --params selected nothing: the first wanted value that no instance of the selected cases
  * has, with the values they do have (a misspelt profile or dist, a size outside the sweep). */
+static int by_key(const void *x, const void *y)
+{
+    return strcmp(((const qc_coverage_line *)x)->key, ((const qc_coverage_line *)y)->key);
+}
+
 static void class_names(unsigned bits, char *out, size_t cap)
 {
     out[0] = 0;
@@ -190,7 +195,9 @@ static int quant_coverage(const char *cmd, const qc_work *work, int nw, qc_cover
         lines[i].instances = rows[i].instances;
         class_names(rows[i].hit, lines[i].reached, sizeof lines[i].reached);
         class_names(qc_coverage_missing(&rows[i]), lines[i].missing, sizeof lines[i].missing);
+        class_names(rows[i].need, lines[i].required, sizeof lines[i].required);
     }
+    qsort(lines, (size_t)n, sizeof *lines, by_key); /* an order shard reports can be merged into */
     info->coverage = lines;
     info->ncoverage = n;
     return 0;
@@ -412,6 +419,7 @@ int cmd_run(int argc, char **argv)
     int ncases = 0, exit_code = QC_EXIT_USAGE, nw = 0;
     qc_instance *inst = NULL;
     qc_work *work = NULL;
+    int64_t *position = NULL;
     qc_result *res = NULL;
     if (qc_cases_load_dir(qc_cases_dir(), &cases, &ncases, err, sizeof err)) {
         qc_error(a.cmd, "%s", err);
@@ -448,24 +456,34 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     work = malloc(sizeof *work * ((size_t)ninst * (size_t)nb + 1));
-    for (int i = 0; work && i < ninst; i++) {
-        if ((filter && regexec(&re, inst[i].id, 0, NULL, 0)) || !params_match(&want, &inst[i].params) ||
-            qc_shard_of(&inst[i], cfg.shard_count) != cfg.shard_index)
+    position = malloc(sizeof *position * ((size_t)ninst * (size_t)nb + 1));
+    uint64_t digest = 0;
+    int64_t items = 0;
+    for (int i = 0; work && position && i < ninst; i++) {
+        if ((filter && regexec(&re, inst[i].id, 0, NULL, 0)) || !params_match(&want, &inst[i].params))
             continue;
+        int mine = qc_shard_of(&inst[i], cfg.shard_count) == cfg.shard_index;
         for (int b = 0; b < nb; b++)
-            if (qc_backend_implements(backends[b], inst[i].c->op))
-                work[nw++] = (qc_work){&inst[i], backends[b]};
+            if (qc_backend_implements(backends[b], inst[i].c->op)) {
+                digest = qc_hash(backends[b]->name, qc_hash(inst[i].id, digest)); /* the selection, every shard */
+                if (mine)
+                    position[nw] = items, work[nw++] = (qc_work){&inst[i], backends[b]};
+                items++;
+            }
     }
     if (nw == 0) {
         explain_no_match(a.cmd, inst, ninst, &want, backends, nb);
         goto out;
     }
     res = qc_results_alloc(nw);
-    qc_run_info info = {0};
+    qc_run_info info = {.shard_index = cfg.shard_index + 1, .shard_count = cfg.shard_count, .selection_items = items};
+    snprintf(info.selection, sizeof info.selection, "%016llx", (unsigned long long)digest);
     record_run(&info, argc, argv, suite ? suite : "quick");
     double t0 = qc_now();
     qc_run_work(work, nw, &cfg, res);
     info.seconds = qc_now() - t0;
+    for (int w = 0; w < nw; w++)
+        res[w].position = position[w];
     exit_code = QC_EXIT_OK;
     summarize(res, nw, backends, nb, !case_arg && !filter && !params_arg && cfg.shard_count == 1, &exit_code);
     static qc_coverage_line coverage[256];
@@ -482,6 +500,7 @@ int cmd_run(int argc, char **argv)
 out:
     qc_results_free(res, nw);
     free(work);
+    free(position);
     free(inst);
     qc_cases_free(cases, ncases);
     if (filter)

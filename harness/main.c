@@ -30,6 +30,7 @@ static void usage(FILE *to)
             "  verify    check an external runner's HDF5 outputs against a golden\n"
             "  identify  rank the profiles of a quant recipe by how well they match a kernel's outputs\n"
             "  coverage  which rounding and scale boundaries the quant cases' inputs reach\n"
+            "  report    merge the reports of the shards of one run (report merge DIR... --out DIR)\n"
             "  bringup   characterise a device's conversion instructions against the reference\n"
             "\n"
             "qcheck --case NAME is qcheck run --case NAME\n"
@@ -59,7 +60,7 @@ int main(int argc, char **argv)
     static const struct { const char *name; int (*fn)(int, char **); } commands[] = {
         {"decode", cmd_decode}, {"cast", cmd_cast},     {"list", cmd_list},     {"run", cmd_run},
         {"golden", cmd_golden}, {"export", cmd_export}, {"verify", cmd_verify}, {"identify", cmd_identify},
-        {"coverage", cmd_coverage},
+        {"coverage", cmd_coverage}, {"report", cmd_report},
         {"layout", cmd_layout},     {"quant", cmd_quant},   {"dequant", cmd_dequant},
         {"bringup", cmd_bringup},
     };

@@ -196,9 +196,11 @@ static int add_str(cJSON *o, const char *key, const char *s, size_t cap)
  * digits go in raw (RFC 8259 section 6 allows any precision; Python's json reads them exactly). */
 static int add_u64(cJSON *o, const char *key, uint64_t v)
 {
-    char digits[24];
+    char digits[24], text_key[64];
     snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
-    return cJSON_AddRawToObject(o, key, digits) != NULL;
+    snprintf(text_key, sizeof text_key, "%s_text", key); /* the same digits as a string: a reader through
+                                                            doubles (cJSON's) gets every bit back */
+    return cJSON_AddRawToObject(o, key, digits) != NULL && cJSON_AddStringToObject(o, text_key, digits) != NULL;
 }
 
 static int json_result(cJSON *arr, const qc_result *r)
@@ -211,7 +213,17 @@ static int json_result(cJSON *arr, const qc_result *r)
            cJSON_AddStringToObject(o, "verdict", qc_verdict_name(r->verdict)) &&
            add_u64(o, "seed", r->seed) && cJSON_AddNumberToObject(o, "seconds", r->seconds) &&
            add_str(o, "figures", TXT(r->figures)) && add_str(o, "repro", TXT(r->repro)) &&
-           add_str(o, "detail", TXT(r->detail));
+           add_str(o, "detail", TXT(r->detail)) && cJSON_AddNumberToObject(o, "position", (double)r->position);
+}
+
+/* "shard": {"index", "count"}, "selection": {"digest", "items"}: what `qcheck report merge` checks. */
+static int json_selection(cJSON *root, const qc_run_info *in)
+{
+    cJSON *sh = cJSON_AddObjectToObject(root, "shard"), *sel = cJSON_AddObjectToObject(root, "selection");
+    return sh && sel && cJSON_AddNumberToObject(sh, "index", in->shard_index > 0 ? in->shard_index : 1) &&
+           cJSON_AddNumberToObject(sh, "count", in->shard_count > 0 ? in->shard_count : 1) &&
+           add_str(sel, "digest", TXT(in->selection)) &&
+           cJSON_AddNumberToObject(sel, "items", (double)in->selection_items);
 }
 
 static int json_head(cJSON *root, const qc_run_info *in, const counts *c)
@@ -223,7 +235,7 @@ static int json_head(cJSON *root, const qc_run_info *in, const counts *c)
              add_str(root, "command", TXT(in->command)) && add_str(root, "suite", TXT(in->suite)) &&
              add_str(root, "started", TXT(in->started)) &&
              cJSON_AddNumberToObject(root, "seconds", in->seconds) && k &&
-             cJSON_AddNumberToObject(k, "total", c->total);
+             cJSON_AddNumberToObject(k, "total", c->total) && json_selection(root, in);
     for (int v = 0; ok && v < QC_VERDICT_COUNT; v++)
         ok = cJSON_AddNumberToObject(k, qc_verdict_name(v), c->n[v]) != NULL;
     return ok;
@@ -250,6 +262,7 @@ static int json_coverage(cJSON *root, const qc_run_info *in)
         cJSON *o = cJSON_CreateObject();
         if (!o || !cJSON_AddItemToArray(arr, o) || !add_str(o, "recipe_profile", TXT(row->key)) ||
             !cJSON_AddNumberToObject(o, "instances", row->instances) || !json_names(o, "reached", TXT(row->reached)) ||
+            !json_names(o, "required", TXT(row->required)) ||
             !json_names(o, "required_not_reached", TXT(row->missing)))
             return 0;
     }

@@ -32,6 +32,7 @@ typedef struct qc_result {
     char repro[4096];  /* a command that reruns exactly this instance */
     char detail[4096]; /* mismatch report (first N with coordinates, hex, decoded, class) or reason */
     int unsaved;       /* --keep-failing could not save this item's golden: the run fails (nothing lost quietly) */
+    int64_t position;  /* the item's place in the unsharded selection (instance, then backend): merge order */
 } qc_result;
 
 /* What a report says about the run as a whole. */
@@ -44,13 +45,16 @@ typedef struct qc_run_info {
     double seconds;
     const struct qc_coverage_line *coverage; /* the quant instances' boundary classes (coverage.h) */
     int ncoverage;
+    int shard_index, shard_count; /* 1-based; 1 of 1 for a whole run */
+    char selection[24];           /* hex digest of every item (instance id, backend) of the unsharded selection */
+    int64_t selection_items;      /* how many items that selection has */
 } qc_run_info;
 
 /* One recipe x profile of the report's coverage: class names, space-separated. */
 typedef struct qc_coverage_line {
     char key[96];
     int instances;
-    char reached[192], missing[192]; /* missing: required and not reached */
+    char reached[192], missing[192], required[192]; /* missing: required and not reached */
 } qc_coverage_line;
 
 #endif

@@ -130,6 +130,34 @@ def test_shard_partition_and_auto(qcheck, cases):
     check(rc == 2 and "--shard" in err, "run --shard 0/3 is exit 2")
 
 
+def test_report_merge(qcheck, cases):
+    """qcheck report merge of the 3 shard reports of a run equals the unsharded run's report (results
+    in order with their seeds, figures and details; counts; coverage), and refuses a missing, a
+    repeated or a foreign shard, naming it."""
+    with tempfile.TemporaryDirectory() as d:
+        args = ["run", "--case", "cast_fp8,quant_mx", "--backend", "ref,mutant:e4m3-overflow-at-448", "--quiet"]
+        for i in (1, 2, 3):
+            run(qcheck, args + ["--shard", "%d/3" % i, "--report", os.path.join(d, "s%d" % i)], cases)
+        run(qcheck, args + ["--report", os.path.join(d, "whole")], cases)
+        rc, out, err = run(qcheck, ["report", "merge"] + [os.path.join(d, s) for s in ("s3", "s1", "s2")] +
+                           ["--out", os.path.join(d, "merged")], cases)
+        keys = ("case_id", "backend", "verdict", "seed_text", "figures", "repro", "detail", "position")
+        whole, merged = (json.load(open(os.path.join(d, x, "summary.json"))) for x in ("whole", "merged"))
+        same = [tuple(r[k] for k in keys) for r in whole["results"]] == [tuple(r[k] for k in keys) for r in merged["results"]]
+        fails = sum(r["verdict"] == "FAIL" for r in merged["results"])
+        check(rc == 0 and same and whole["counts"] == merged["counts"] and whole["coverage"] == merged["coverage"]
+              and fails > 0, "report merge of 3 shards equals the unsharded report (%d results, %d mutant failures; "
+              "rc %d %s)" % (len(merged["results"]), fails, rc, err.strip()))
+        for dirs, what, text in ((["s1", "s3"], "a missing shard", "shard 2/3 is missing"),
+                                 (["s1", "s2", "s2", "s3"], "a repeated shard", "both shard 2/3"),
+                                 (["s1", "whole"], "a report of another sharding", "another shard count")):
+            rc, _, err = run(qcheck, ["report", "merge"] + [os.path.join(d, x) for x in dirs] +
+                             ["--out", os.path.join(d, "bad")], cases)
+            check(rc == 2 and text in err, "report merge refuses %s: %s" % (what, err.strip()))
+        rc, _, err = run(qcheck, ["report", "merge", os.path.join(d, "nonexistent"), "--out", os.path.join(d, "bad")], cases)
+        check(rc == 2 and "nonexistent" in err, "report merge of a folder without summary.json is exit 2 naming it")
+
+
 def test_isolation(qcheck, cases):
     rc, out, _ = run(qcheck, ["run", "--case", "fp4_pack", "--backend", "selftest", "--timeout", "2", "--jobs", "4"],
                      cases, {"QCHECK_SELFTEST": "1"})
@@ -301,6 +329,7 @@ def main():
     test_instance_ids(a.qcheck, a.cases)
     test_determinism_and_shards(a.qcheck, a.cases)
     test_shard_partition_and_auto(a.qcheck, a.cases)
+    test_report_merge(a.qcheck, a.cases)
     test_isolation(a.qcheck, a.cases)
     test_validation(a.qcheck)
     test_mutants(a.qcheck, a.cases)
