@@ -24,7 +24,11 @@ typedef struct qc_moe_cfg {
     void (*weight_tweak)(const struct qcheck_quant_spec *j, struct qc_quantized *q);
 } qc_moe_cfg;
 
-typedef void (*qc_moe_tweak)(qc_moe_cfg *cfg);
+/* Changes one rule of cfg, or returns why it cannot change anything there (the item is then
+ * declined, never passed): NULL when it did. */
+typedef const char *(*qc_moe_tweak)(qc_moe_cfg *cfg);
+/* The qc_recipe of the routed experts' weights of cfg, or -1 for bf16. */
+int qc_moe_weight_recipe(const qc_moe_cfg *cfg);
 struct qc_op_call;
 int qc_moe_op(struct qc_op_call *c, qc_moe_tweak tweak);
 /* The op's params parsed and checked by its rules (0, or 2 with c->err): op moe_cpu reuses them. */

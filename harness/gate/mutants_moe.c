@@ -4,27 +4,59 @@
 #include "../registry.h"
 
 /* T-ORD1 (sglang#32430, flashinfer#5291): [gate; up] read as [up; gate] (and back). */
-static void gate_up_swapped(qc_moe_cfg *m)
+static const char *gate_up_swapped(qc_moe_cfg *m)
 {
+    if (!qcref_act_gated(m->act.act))
+        return "the activation is not gated: W13 has no halves to swap";
     m->act.order = m->act.order == QC_W13_GATE_UP ? QC_W13_UP_GATE : QC_W13_GATE_UP;
+    return NULL;
 }
 
 /* T-RSF (sglang#35152, #8511, vllm#45037): routed_scaling_factor in the weights AND after the sum. */
-static void rsf_twice(qc_moe_cfg *m)
+static const char *rsf_twice(qc_moe_cfg *m)
 {
+    if (m->route.rsf == 1.0f)
+        return "routed_scaling_factor is 1: twice is once";
     m->route.rsf_in_weights = 1;
     m->rsf_out = m->route.rsf;
+    return NULL;
 }
 
 /* T-ACT1 (sglang#39939, TensorRT-LLM#13767): swiglu_limit silently dropped. */
-static void swiglu_no_clamp(qc_moe_cfg *m) { m->act.limit = -1.0f; }
+static const char *swiglu_no_clamp(qc_moe_cfg *m)
+{
+    if ((m->act.act != QC_ACT_SWIGLU_OAI && m->act.act != QC_ACT_SWIGLU_STEP) || m->act.limit < 0)
+        return "the activation has no swiglu_limit to drop (only swiglu_oai and swiglu_step clamp)";
+    m->act.limit = -1.0f;
+    return NULL;
+}
 
 /* T-RT1 (sglang#3705, vllm#13474, DeepSeek-V3#741): experts of dropped groups scored 0, not -inf. */
-static void masked_groups_zero(qc_moe_cfg *m) { m->route.mask_zero = 1; }
+static const char *masked_groups_zero(qc_moe_cfg *m)
+{
+    if (m->route.n_group <= 1 || m->route.topk_group >= m->route.n_group)
+        return "no expert group is dropped: nothing is masked";
+    if (!m->route.bias) /* T-RT1: scoring masked experts 0 is safe while every score is >= 0 */
+        return "without a correction bias every score is positive: a masked expert scored 0 is never chosen";
+    if (m->route.mask_zero)
+        return "the routing already scores masked experts 0";
+    m->route.mask_zero = 1;
+    return NULL;
+}
 
 /* T-CK1 / T-DG5 inside a fused MoE (the grouped GEMMs' weight scale of K block g read from block
  * g + 1): the error starts at GEMM1, periodic along K with the block size. */
-static void scale_block_off_by_one(qc_moe_cfg *m) { m->weight_tweak = qc_mutant_scale_block_shift; }
+static const char *scale_block_off_by_one(qc_moe_cfg *m)
+{
+    int w = qc_moe_weight_recipe(m);
+    if (w < 0 || w == QC_RECIPE_TENSOR)
+        return "the expert weights have one scale along K (bf16 or per tensor): no neighbouring K block";
+    int64_t block = w == QC_RECIPE_BLOCK ? 128 : w == QC_RECIPE_NVFP4 ? 16 : 32;
+    if (m->h <= block && m->i <= block)
+        return "hidden and intermediate are one K block each: no neighbouring K block";
+    m->weight_tweak = qc_mutant_scale_block_shift;
+    return NULL;
+}
 
 static int m_gate_up(qc_op_call *c) { return qc_moe_op(c, gate_up_swapped); }
 static int m_rsf(qc_op_call *c) { return qc_moe_op(c, rsf_twice); }

@@ -496,14 +496,21 @@ int qc_moe_op(qc_op_call *c, qc_moe_tweak tweak)
     memset(&s, 0, sizeof s);
     if (parse_cfg(c, &s.cfg))
         return 2;
-    if (tweak)
-        tweak(&s.cfg);
+    const qc_tensor *rb = qc_set_find((qc_tensor_set *)c->in, "route_bias");
+    s.cfg.route.bias = rb && qc_tensor_numel(rb) ? rb->data : NULL; /* for a tweak to read; routing sets it again */
+    const char *why = tweak ? s.cfg.t == 0 ? "no tokens: nothing a rule could change" : tweak(&s.cfg) : NULL;
+    if (why) {
+        snprintf(c->err, c->errlen, "%s", why);
+        return QC_OP_DECLINED;
+    }
     int rc = run(c, &s);
     state_free(&s);
     return rc;
 }
 
 static int ref_moe(qc_op_call *c) { return qc_moe_op(c, NULL); }
+
+int qc_moe_weight_recipe(const qc_moe_cfg *cfg) { return recipes[cfg->recipe].weight; }
 
 /* ---- the quantized weights an exported instance carries ---- */
 
