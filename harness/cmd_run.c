@@ -39,6 +39,7 @@ static void run_help(void)
            "backend, figures, REPRO command; mismatches follow with coordinates, hex, decoded values\n"
            "and class. The last line is 'N passed, N failed, N skipped, N mistrusted' (ERROR counts\n"
            "as failed). Exit 0 when everything passed, 1 otherwise, 2 on bad usage.\n"
+           "qcheck --case NAME ... is short for qcheck run --case NAME ...\n"
            "  --case NAMES     only these case files (qcheck list cases)\n"
            "  --suite TIER     quick (default), full, bringup\n"
            "  --backend B      backends or groups (qcheck list backends); default: every backend\n"
