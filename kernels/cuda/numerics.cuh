@@ -636,10 +636,11 @@ QCK_HD float qck_tiled_scale(float amax, const qc_recipe_policy &p, const qck_li
     if (p.eps_at == QC_EPS_SCALE)
         s = qck_fmaxf(s, p.eps);
     if (p.pow2 == QC_POW2_E8M0)
-        return qck_e8m0_decode(qck_e8m0_encode(s, p.pow2_policy, L), p.pow2_policy.e8m0_decoder);
-    if (p.pow2 == QC_POW2_LOG2_CEIL)
-        return qck_pow2_log2_ceil(s, L);
-    return s;
+        s = qck_e8m0_decode(qck_e8m0_encode(s, p.pow2_policy, L), p.pow2_policy.e8m0_decoder);
+    else if (p.pow2 == QC_POW2_LOG2_CEIL)
+        s = qck_pow2_log2_ceil(s, L);
+    /* the GPU's scale of a NaN amax is its canonical NaN; explicit for the host emulation */
+    return p.nan_canonical && qck_isnan(s) ? qck_float(0x7FFFFFFFu) : s;
 }
 
 /* The element operation of a tiled recipe's group (formats.md §6.2's three roundings). */
