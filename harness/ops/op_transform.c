@@ -143,7 +143,8 @@ static int ref_requantize(qc_op_call *c)
     int rc = parse_requantize(c, &s, &a);
     if (rc)
         return rc;
-    memcpy(a.out_w.data, a.w.data, a.w.nbytes);
+    if (a.w.nbytes) /* k = 0 or no rows: nothing to copy, and no buffer to copy from */
+        memcpy(a.out_w.data, a.w.data, a.w.nbytes);
     *(float *)a.max_scale.data = qcref_requantize_with_max_scale(a.out_w.data, (size_t)a.out_w.shape[1], a.scale.data,
                                                                  s.width_sz, (size_t)s.n, a.fp16_intermediate);
     return QC_OP_OK;
