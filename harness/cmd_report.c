@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "coverage.h"
 #include "generate.h"
 #include "report.h"
 
@@ -61,11 +62,6 @@ static int listed(const char *list, const char *name)
     return 0;
 }
 
-static int by_key(const void *x, const void *y)
-{
-    return strcmp(((const qc_coverage_line *)x)->key, ((const qc_coverage_line *)y)->key);
-}
-
 /* The coverage rows of every shard, one per recipe x profile (sorted by it, as qcheck run writes
  * them): instances added, classes united, in the order of generate.h. */
 static int merge_coverage(const qc_report_data *d, int n, qc_coverage_line *out, int cap)
@@ -100,7 +96,7 @@ static int merge_coverage(const qc_report_data *d, int n, qc_coverage_line *out,
         }
         memcpy(out[i].reached, reached, sizeof reached);
     }
-    qsort(out, (size_t)m, sizeof *out, by_key);
+    qsort(out, (size_t)m, sizeof *out, qc_coverage_line_cmp);
     return m;
 }
 

@@ -161,11 +161,6 @@ static int params_match(const qc_params *want, const qc_params *have)
 
 /* Why --params selected nothing: the first wanted value that no instance of the selected cases
  * has, with the values they do have (a misspelt profile or dist, a size outside the sweep). */
-static int by_key(const void *x, const void *y)
-{
-    return strcmp(((const qc_coverage_line *)x)->key, ((const qc_coverage_line *)y)->key);
-}
-
 static void class_names(unsigned bits, char *out, size_t cap)
 {
     out[0] = 0;
@@ -198,7 +193,7 @@ static int quant_coverage(const char *cmd, const qc_work *work, int nw, qc_cover
         class_names(qc_coverage_missing(&rows[i]), lines[i].missing, sizeof lines[i].missing);
         class_names(rows[i].need, lines[i].required, sizeof lines[i].required);
     }
-    qsort(lines, (size_t)n, sizeof *lines, by_key); /* an order shard reports can be merged into */
+    qsort(lines, (size_t)n, sizeof *lines, qc_coverage_line_cmp); /* an order shard reports can be merged into */
     info->coverage = lines;
     info->ncoverage = n;
     return 0;

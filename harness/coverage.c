@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "generate.h"
+#include "result.h"
 #include "runner.h"
 
 static qc_coverage_row *row_of(const qc_params *p, qc_coverage_row *rows, int *n, int cap)
@@ -47,4 +48,9 @@ int qc_coverage_add(const qc_instance *inst, qc_coverage_row *rows, int *n, int 
     r->hit |= hit;
     r->instances++;
     return 0;
+}
+
+int qc_coverage_line_cmp(const void *a, const void *b)
+{
+    return strcmp(((const qc_coverage_line *)a)->key, ((const qc_coverage_line *)b)->key);
 }

@@ -17,6 +17,10 @@ typedef struct qc_coverage_row {
  * profile has none yet). 0, or 2 with err (inputs that cannot be generated, more than cap rows). */
 int qc_coverage_add(const qc_instance *inst, qc_coverage_row *rows, int *n, int cap, char *err, size_t errlen);
 
+/* qsort order of the report's coverage lines (result.h): by recipe x profile, so that the lines of
+ * a run and of its merged shards come out the same. */
+int qc_coverage_line_cmp(const void *a, const void *b);
+
 /* The required classes of row not reached. */
 static inline unsigned qc_coverage_missing(const qc_coverage_row *row) { return row->need & ~row->hit; }
 

@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
+/* 2, with err = "PATH: what" */
+static int fail(char *err, size_t errlen, const char *path, const char *what)
 {
-    snprintf(err, errlen, fmt, a, b);
+    snprintf(err, errlen, "%s: %s", path, what);
     return 2;
 }
 
@@ -102,7 +103,7 @@ int qc_report_read(const char *dir, qc_report_data *d, char *err, size_t errlen)
     snprintf(path, sizeof path, "%s/summary.json", dir);
     FILE *f = fopen(path, "rb");
     if (!f)
-        return fail(err, errlen, "%s: cannot be read (not a report folder of qcheck run --report)%s", path, "");
+        return fail(err, errlen, path, "cannot be read (not a report folder of qcheck run --report)");
     fseek(f, 0, SEEK_END);
     long size = ftell(f);
     fseek(f, 0, SEEK_SET);
@@ -110,7 +111,7 @@ int qc_report_read(const char *dir, qc_report_data *d, char *err, size_t errlen)
     size_t got = text ? fread(text, 1, (size_t)size, f) : 0;
     fclose(f);
     if (!text || got != (size_t)size)
-        return free(text), fail(err, errlen, "%s: cannot be read%s", path, "");
+        return free(text), fail(err, errlen, path, "cannot be read");
     text[size] = 0;
     cJSON *root = cJSON_Parse(text);
     free(text);
@@ -136,8 +137,8 @@ int qc_report_read(const char *dir, qc_report_data *d, char *err, size_t errlen)
     cJSON_Delete(root);
     if (!ok) {
         qc_report_data_free(d);
-        return fail(err, errlen, "%s: not a summary.json of this qcheck (report_format 1 with shard, selection, "
-                                 "coverage and results%s)", path, "");
+        return fail(err, errlen, path, "not a summary.json of this qcheck (report_format 1 with shard, selection, "
+                                       "coverage and results)");
     }
     return 0;
 }

@@ -39,14 +39,14 @@ static void scale_block_off_by_one(qc_gemm_kind kind, const qc_quant_job *jb, qc
     qc_mutant_scale_block_shift(jb, qb);
 }
 
-/* One K block (or one scale along K): no neighbouring block to read. */
+/* One K block (or one scale along K: the kind's group_k is 0): no neighbouring block to read. */
 static const char *one_k_block(qc_op_call *c)
 {
-    const char *kind = qc_param_or(c->params, "kind", "");
-    int64_t k, group = !strcmp(kind, "nvfp4") ? 16 : !strcmp(kind, "fp8_block") ? 128 : 32;
-    if (!strcmp(kind, "fp8_tensor") || !strcmp(kind, "fp8_rowwise") || !strcmp(kind, "int8_rowwise"))
+    const qc_gemm_kind_info *ki = qcref_gemm_kind(qcref_gemm_kind_from_name(qc_param_or(c->params, "kind", "")));
+    int64_t k;
+    if (ki && ki->group_k == 0)
         return "one scale along K: no neighbouring K block";
-    if (qc_op_param_int(c, "k", 0, 0, INT64_MAX, &k) == 0 && k <= group)
+    if (ki && qc_op_param_int(c, "k", 0, 0, INT64_MAX, &k) == 0 && k <= ki->group_k)
         return "K is one scale block: no neighbouring K block";
     return NULL;
 }
