@@ -404,7 +404,7 @@ int qc_boundary_inject(const qc_params *p, uint64_t *rng, float *x, int64_t n, c
 
 const char *const qc_coverage_names[QC_COV_COUNT] = {"ties", "saturation", "nan_inf", "zero_block",
                                                      "subnormal_scale", "scale_underflow", "scale_overflow",
-                                                     "partial_block"};
+                                                     "partial_block", "eps_floor", "elem_op_split"};
 
 static int is_midpoint(float v, const double *mid, int nmid)
 {
@@ -425,15 +425,46 @@ static float scale_value(const qc_quant_job *j, const qc_quantized *qz, int64_t 
     return qz->scale_f32[b];
 }
 
+/* Whether the profile's eps, not the block's amax, sets the scale (formats.md §6.2): the scale of
+ * every recipe but nvfp4 comes from qcref_scale_from_amax, where eps is applied, unless the
+ * scale is static or an MX byte is taken from the amax itself. */
+static int eps_binds(const qc_quant_job *j, float amax)
+{
+    const qc_recipe_policy *p = &j->policy;
+    if (j->has_static || j->recipe == QC_RECIPE_NVFP4 || (j->recipe >= QC_RECIPE_MXFP8 && p->mx_rule == QC_MX_E8M0_OF_AMAX))
+        return 0;
+    if (p->eps_at == QC_EPS_AMAX)
+        return amax < p->eps;
+    qc_recipe_policy none = *p;
+    none.eps_at = QC_EPS_NONE;
+    float with = qcref_scale_from_amax(amax, p), without = qcref_scale_from_amax(amax, &none);
+    return p->eps_at == QC_EPS_SCALE && memcmp(&with, &without, sizeof with);
+}
+
+/* Whether an element of the block gets another code from the element operation kernels swap for
+ * the profile's (x / s for x * fl32(1/s), or the reverse; formats.md §6.2). */
+static int splits_elem_op(const qc_quant_job *j, const span *s, const float *x, float sc, float amax)
+{
+    int own = own_variant(&j->policy), swapped = swapped_variant(&j->policy);
+    for (int64_t k = 0; fp32_scales(j) && isfinite(sc) && k < span_elems(s); k++) {
+        float v = x[span_at(s, (int64_t)j->cols, k)];
+        if (isfinite(v) && variant_code(own, v, sc, amax, &j->policy) != variant_code(swapped, v, sc, amax, &j->policy))
+            return 1;
+    }
+    return 0;
+}
+
 static unsigned block_coverage(const qc_quant_job *j, const span *s, int64_t b, const float *x, const trace *t,
                                const double *mid, int nmid, double overflow)
 {
     int64_t cols = (int64_t)j->cols;
     unsigned hit = 0;
     float amax = 0.0f, sc = scale_value(j, &t->qz, b);
+    int nan = 0;
     for (int64_t k = 0; k < span_elems(s); k++) {
         int64_t at = span_at(s, cols, k);
         float v = t->pre[at];
+        nan |= x[at] != x[at];
         if (!isfinite(x[at]))
             hit |= 1u << QC_COV_NAN_INF;
         else if (isfinite(v) && is_midpoint(v, mid, nmid))
@@ -444,6 +475,10 @@ static unsigned block_coverage(const qc_quant_job *j, const span *s, int64_t b, 
     }
     if (amax == 0.0f)
         hit |= 1u << QC_COV_ZERO_BLOCK;
+    if (eps_binds(j, nan && j->policy.amax_nan == QC_AMAX_NAN_PROPAGATE ? NAN : amax))
+        hit |= 1u << QC_COV_EPS_FLOOR;
+    if (splits_elem_op(j, s, x, sc, amax))
+        hit |= 1u << QC_COV_ELEM_OP_SPLIT;
     int sub = j->recipe == QC_RECIPE_NVFP4 ? (t->qz.scale_u8[b] & 0x78) == 0 && (t->qz.scale_u8[b] & 7) != 0
                                            : sc != 0.0f && isfinite(sc) && fabsf(sc) < 0x1p-126f;
     if (sub) /* an fp32 subnormal, or nvfp4's e4m3 subnormal code */
@@ -459,6 +494,28 @@ static unsigned block_coverage(const qc_quant_job *j, const span *s, int64_t b, 
     return hit;
 }
 
+int qc_quant_job_coverage(const qc_quant_job *j, const float *x, unsigned *classes)
+{
+    int64_t n = (int64_t)(j->rows * j->cols), nb = spans_of(j, NULL);
+    span *sp = malloc(sizeof *sp * (size_t)(nb ? nb : 1));
+    trace t = {0};
+    t.pre = malloc(sizeof *t.pre * (size_t)(n ? n : 1));
+    int rc = !sp || !t.pre || qc_quant_job_alloc(j, &t.qz) ? 2 : 0;
+    double mid[256], grid[256];
+    int nmid = midpoints(j->policy.elem, mid, 256), ng = qc_format_grid(j->policy.elem, grid, 256);
+    /* where round to nearest leaves the largest code: saturation changes the result from here on */
+    double overflow = ng >= 2 ? grid[ng - 1] + (grid[ng - 1] - grid[ng - 2]) / 2 : INFINITY;
+    *classes = 0;
+    if (!rc && nb && !trace_run(j, x, &t)) {
+        spans_of(j, sp);
+        for (int64_t b = 0; b < nb; b++)
+            *classes |= block_coverage(j, &sp[b], b, x, &t, mid, nmid, overflow);
+    }
+    qc_quant_job_free(&t.qz);
+    free(sp), free(t.pre);
+    return rc;
+}
+
 int qc_quant_coverage(const qc_params *p, const float *x, int64_t n, unsigned *classes, char *err, size_t errlen)
 {
     qc_quant_job j;
@@ -469,25 +526,11 @@ int qc_quant_coverage(const qc_params *p, const float *x, int64_t n, unsigned *c
         snprintf(err, errlen, "the input has %lld elements, the quant job rows*cols = %zu", (long long)n, j.rows * j.cols);
         return 2;
     }
-    int64_t nb = spans_of(&j, NULL);
-    span *sp = malloc(sizeof *sp * (size_t)(nb ? nb : 1));
-    trace t = {0};
-    t.pre = malloc(sizeof *t.pre * (size_t)(n ? n : 1));
-    int rc = !sp || !t.pre || qc_quant_job_alloc(&j, &t.qz) ? 2 : 0;
-    double mid[256], grid[256];
-    int nmid = midpoints(j.policy.elem, mid, 256), ng = qc_format_grid(j.policy.elem, grid, 256);
-    /* where round to nearest leaves the largest code: saturation changes the result from here on */
-    double overflow = ng >= 2 ? grid[ng - 1] + (grid[ng - 1] - grid[ng - 2]) / 2 : INFINITY;
-    if (rc)
+    if (qc_quant_job_coverage(&j, x, classes)) {
         snprintf(err, errlen, "out of memory");
-    else if (nb && !trace_run(&j, x, &t)) {
-        spans_of(&j, sp);
-        for (int64_t b = 0; b < nb; b++)
-            *classes |= block_coverage(&j, &sp[b], b, x, &t, mid, nmid, overflow);
+        return 2;
     }
-    qc_quant_job_free(&t.qz);
-    free(sp), free(t.pre);
-    return rc;
+    return 0;
 }
 
 unsigned qc_quant_coverage_required(const qc_params *p)
@@ -503,5 +546,7 @@ unsigned qc_quant_coverage_required(const qc_params *p)
         need |= 1u << QC_COV_NAN_INF;
     if (j.recipe == QC_RECIPE_BLOCK || (j.recipe == QC_RECIPE_TOKEN_GROUP && j.policy.partial_group))
         need |= 1u << QC_COV_PARTIAL_BLOCK;
+    if (j.policy.eps_at != QC_EPS_NONE && eps_binds(&j, 0.0f)) /* an eps that an all-zero block reads */
+        need |= 1u << QC_COV_EPS_FLOOR;
     return need;
 }

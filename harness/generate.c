@@ -13,7 +13,7 @@
 #include "registry.h"
 
 const char *const qc_fill_names[] = {"normal", "uniform", "loguniform", "outliers", "integers", "bits",
-                                     "onehot", "zeros",   "iota",       "codes",    NULL};
+                                     "onehot", "zeros",   "iota",       "codes",    "tiny",  NULL};
 const char *const qc_edge_names[] = {"nan", "inf",  "zero",      "subnormal", "max",  "above_max",
                                      "midpoints", "tiny", "huge", "lowest", NULL};
 
@@ -153,6 +153,8 @@ static void fill_f32(const qc_input_spec *spec, const qc_params *p, uint64_t *rn
             v = exp2((2 * uniform01(rng) - 1) * s);
         else if (!strcmp(fill, "outliers"))
             v = normal(rng) * s * ((qc_rng_next(rng) & 63) == 0 ? 1000.0 : 1.0);
+        else if (!strcmp(fill, "tiny")) /* below every profile's eps (1e-12 .. 1e-4): the eps sets the scale */
+            v = normal(rng) * s * 0x1p-50;
         else if (!strcmp(fill, "integers"))
             v = floor(uniform01(rng) * (2 * s + 1)) - s;
         else if (!strcmp(fill, "zeros") || !strcmp(fill, "onehot"))

@@ -48,14 +48,22 @@ int qc_boundary_inject(const qc_params *p, uint64_t *rng, float *x, int64_t n, c
  * an element exactly on a midpoint after its scale, a finite element at or beyond the round-to-
  * nearest overflow threshold after it (where saturating changes the code), a NaN
  * or Inf element, an all-zero block, a subnormal fp32 scale, a zero scale of a nonzero block, an
- * Inf/NaN scale of a finite block, a block shorter than the recipe's. 0, or 2 with err. */
+ * Inf/NaN scale of a finite block, a block shorter than the recipe's, a block whose amax is
+ * below the profile's eps (the eps floor sets its scale), an element that x / s and x * fl32(1/s)
+ * (whichever the profile does not do) give another code (fp32 scales). 0, or 2 with err. */
 enum { QC_COV_TIES, QC_COV_SATURATION, QC_COV_NAN_INF, QC_COV_ZERO_BLOCK, QC_COV_SUBNORMAL_SCALE,
-       QC_COV_SCALE_UNDERFLOW, QC_COV_SCALE_OVERFLOW, QC_COV_PARTIAL_BLOCK, QC_COV_COUNT };
+       QC_COV_SCALE_UNDERFLOW, QC_COV_SCALE_OVERFLOW, QC_COV_PARTIAL_BLOCK, QC_COV_EPS_FLOOR,
+       QC_COV_ELEM_OP_SPLIT, QC_COV_COUNT };
 extern const char *const qc_coverage_names[QC_COV_COUNT];
 int qc_quant_coverage(const qc_params *p, const float *x, int64_t n, unsigned *classes, char *err, size_t errlen);
+/* The same for an input of job j (x: rows * cols elements), for mutants that decline an input
+ * that never reaches their bug's class. */
+struct qcheck_quant_spec;
+int qc_quant_job_coverage(const struct qcheck_quant_spec *j, const float *x, unsigned *classes);
 /* The classes the quick tier must reach for the recipe x profile of p (`qcheck coverage`): ties
  * everywhere; zero blocks and NaN/Inf where a block has a scale of its own (boundary.c); partial
- * blocks where the recipe takes them. The others are reported, not required. */
+ * blocks where the recipe takes them; the eps floor where the profile has an eps. The others are
+ * reported, not required. */
 unsigned qc_quant_coverage_required(const qc_params *p);
 
 int qc_generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed, qc_tensor *out, char *err,

@@ -31,8 +31,9 @@ void qc_quant_job_deserialize(const qc_quant_job *j, const uint8_t *q, const uin
 
 /* ops/op_quant.c: the quant op with the policy changed after the job is set up (NULL: the
  * reference itself). Mutants use it to be the reference with one rule wrong; a tweak returns NULL,
- * or why the job has nothing it could change (the item is then declined, not passed). */
-typedef const char *(*qc_quant_tweak)(qc_quant_job *j);
+ * or why job j on input x (rows * cols) has nothing it could change (the item is then declined,
+ * not passed). */
+typedef const char *(*qc_quant_tweak)(qc_quant_job *j, const float *x);
 /* A change to the quantized result before it is serialized (NULL: none), for bugs in what a
  * kernel writes rather than in how it rounds. */
 typedef void (*qc_quant_post)(const qc_quant_job *j, const float *x, qc_quantized *qz);

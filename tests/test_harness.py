@@ -231,6 +231,14 @@ def test_mutants(qcheck, cases):
     rc, out, _ = run(qcheck, ["run", "--backend", "mutant:bf16-truncates", "--case", "cast_fp8", "--quiet"], cases)
     check(rc == 1 and "mutants: 1 of 1 escaped the gate: mutant:bf16-truncates" in out,
           f"an escaped mutant fails the run and is named (exit {rc}): {out[-300:]!r}")
+    # a mutant of one format or map declines the others (it would be the reference there: no PASS)
+    for backend, case, why in (("mutant:bf16-truncates", "cast_fp8", "the bug is in to=bf16; this instance has to=e4m3fn"),
+                               ("mutant:sf128x4-unpadded-rows", "layout_w13", "the bug is in the sf128x4 map; this instance maps w13"),
+                               ("mutant:nan-sign-dropped", "cast_e8m0", "e8m0 has no NaN of either sign")):
+        rc, out, _ = run(qcheck, ["run", "--backend", backend, "--case", case], cases)
+        s = summary(out)
+        check(s[0] == 0 and s[1] == 0 and s[2] > 0 and why in out,
+              f"{backend} declines every {case} instance, saying why ({s}): {out[:300]!r}")
 
 
 def test_goldens(qcheck, cases):

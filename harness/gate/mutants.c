@@ -10,22 +10,36 @@
 #include <string.h>
 
 #include "../registry.h"
-
-/* Runs the reference op with params[key] = val, where params[fmt_key] == fmt (any when NULL). */
-static int reference_with(qc_op_call *c, const char *op, const char *fmt_key, const char *fmt, const char *key,
-                          const char *val)
-{
-    qc_params p = *c->params;
-    if (!fmt || strcmp(qc_param_or(&p, fmt_key, ""), fmt) == 0)
-        qc_params_set(&p, key, val);
-    qc_op_call m = *c;
-    m.params = &p;
-    return qc_op_find(op)->reference(&m);
-}
+#include "transforms/transforms.h"
 
 static int is_format(qc_op_call *c, const char *key, const char *fmt)
 {
     return strcmp(qc_param_or(c->params, key, ""), fmt) == 0;
+}
+
+/* A mutant of one format declines an instance of another: it is the reference there, and an item
+ * it did not change is no evidence that the gate catches it. */
+static int other_format(qc_op_call *c, const char *key, const char *fmt, const char *fmt2)
+{
+    if (is_format(c, key, fmt) || (fmt2 && is_format(c, key, fmt2)))
+        return 0;
+    snprintf(c->err, c->errlen, "the bug is in %s=%s%s%s; this instance has %s=%s", key, fmt, fmt2 ? " or " : "",
+             fmt2 ? fmt2 : "", key, qc_param_or(c->params, key, "(none)"));
+    return 1;
+}
+
+/* Runs the reference op with params[key] = val, where params[fmt_key] == fmt (any when NULL; an
+ * instance of another format is declined). */
+static int reference_with(qc_op_call *c, const char *op, const char *fmt_key, const char *fmt, const char *key,
+                          const char *val)
+{
+    qc_params p = *c->params;
+    if (fmt && other_format(c, fmt_key, fmt, NULL))
+        return QC_OP_DECLINED;
+    qc_params_set(&p, key, val);
+    qc_op_call m = *c;
+    m.params = &p;
+    return qc_op_find(op)->reference(&m);
 }
 
 /* formats.md §3.2: microxcaling rounds FP4 ties away from zero where PTX/torchao round to even. */
@@ -54,6 +68,8 @@ static int nibble_swap(qc_op_call *c)
  * (448, 464] becomes NaN (or stays 448 under satfinite, where the bug hides). */
 static int e4m3_overflow_off_by_one(qc_op_call *c)
 {
+    if (other_format(c, "to", "e4m3fn", NULL))
+        return QC_OP_DECLINED;
     int rc = qc_op_find("cast")->reference(c);
     qc_tensor *y = qc_set_find(c->out, "y");
     const qc_tensor *x = qc_set_find((qc_tensor_set *)c->in, "x");
@@ -74,6 +90,8 @@ static int e4m3_overflow_off_by_one(qc_op_call *c)
  * producing 0x80, which is the NaN code. */
 static int fnuz_keeps_negzero(qc_op_call *c)
 {
+    if (other_format(c, "to", "e4m3fnuz", "e5m2fnuz"))
+        return QC_OP_DECLINED;
     int rc = qc_op_find("cast")->reference(c);
     qc_tensor *y = qc_set_find(c->out, "y");
     const qc_tensor *x = qc_set_find((qc_tensor_set *)c->in, "x");
@@ -90,6 +108,8 @@ static int fnuz_keeps_negzero(qc_op_call *c)
 /* formats.md §10 B3 (triton#10745): FNUZ byte 0x80 decoded as -0.0 instead of NaN. */
 static int fnuz_nan_as_negzero(qc_op_call *c)
 {
+    if (other_format(c, "from", "e4m3fnuz", "e5m2fnuz"))
+        return QC_OP_DECLINED;
     int rc = qc_op_find("decode")->reference(c);
     qc_tensor *y = qc_set_find(c->out, "y");
     const qc_tensor *codes = qc_set_find((qc_tensor_set *)c->in, "codes");
@@ -103,8 +123,38 @@ static int fnuz_nan_as_negzero(qc_op_call *c)
     return 0;
 }
 
-/* formats.md §1.3 / §13: a kernel that canonicalises NaN (PTX) where the profile keeps the sign. */
-static int nan_sign_dropped(qc_op_call *c) { return reference_with(c, "cast", NULL, NULL, "nan", "canonical"); }
+/* Whether x (f32) holds a NaN that the positive canonical NaN changes: a negative one where the
+ * profile keeps the sign, any where it writes the negative NaN. */
+static int changed_nan(const qc_tensor *x, qc_nan_sign rule)
+{
+    const float *v = x->data;
+    for (int64_t i = 0; x->storage == QC_ST_F32 && i < qc_tensor_numel(x); i++)
+        if (v[i] != v[i] && (signbit(v[i]) || rule == QC_NAN_NEGATIVE))
+            return 1;
+    return 0;
+}
+
+/* formats.md §1.3 / §13: a kernel that canonicalises NaN (PTX) where the profile keeps the sign.
+ * Only formats with a NaN of either sign can tell (e8m0 and FNUZ have one NaN code, FP4/FP6 none). */
+static int nan_sign_dropped(qc_op_call *c)
+{
+    static const char *const signed_nan[] = {"e4m3fn", "e5m2", "bf16", "f16"};
+    const qc_tensor *x = qc_set_find((qc_tensor_set *)c->in, "x");
+    const char *to = qc_param_or(c->params, "to", "");
+    int f = qc_format_from_name(to), has = 0;
+    for (size_t i = 0; i < sizeof signed_nan / sizeof signed_nan[0]; i++)
+        has |= !strcmp(to, signed_nan[i]);
+    qc_cast_policy p = qcref_default_policy();
+    if (!has)
+        snprintf(c->err, c->errlen, "%s has no NaN of either sign", to);
+    else if (f >= 0 && !qc_params_policy(c->params, (qc_format)f, &p, c->err, c->errlen) && p.nan_sign == QC_NAN_CANONICAL)
+        snprintf(c->err, c->errlen, "the profile already has this rule");
+    else if (!x || !changed_nan(x, p.nan_sign))
+        snprintf(c->err, c->errlen, "no NaN input whose sign the positive canonical NaN changes");
+    else
+        return reference_with(c, "cast", NULL, NULL, "nan", "canonical");
+    return QC_OP_DECLINED;
+}
 
 /* formats.md §1.3: E5M2 cast without satfinite (Inf on overflow) where the profile saturates. */
 static int e5m2_no_satfinite(qc_op_call *c) { return reference_with(c, "cast", "to", "e5m2", "overflow", "nan"); }
@@ -116,6 +166,8 @@ static int e2m1_nan_zero(qc_op_call *c) { return reference_with(c, "cast", "to",
  * the classic shortcut of converters written without cvt.rn.bf16.f32. */
 static int bf16_truncates(qc_op_call *c)
 {
+    if (other_format(c, "to", "bf16", NULL))
+        return QC_OP_DECLINED;
     int rc = qc_op_find("cast")->reference(c);
     qc_tensor *y = qc_set_find(c->out, "y");
     const qc_tensor *x = qc_set_find((qc_tensor_set *)c->in, "x");
@@ -147,6 +199,11 @@ static int fnuz_normalize_keeps_0x80(qc_op_call *c)
 /* formats.md §7.2: the dequantization in the other precision (fp16 in sglang/vLLM, fp32 in AMD ATOM). */
 static int requantize_other_intermediate(qc_op_call *c)
 {
+    const qc_tensor *scale = qc_set_find((qc_tensor_set *)c->in, "scale");
+    if (scale && scale->storage == QC_ST_F32 && !qcref_requant_applies(scale->data, (size_t)qc_tensor_numel(scale))) {
+        snprintf(c->err, c->errlen, "no shard is requantized (the last scale is the loader's sentinel): no intermediate");
+        return QC_OP_DECLINED;
+    }
     const char *mid = is_format(c, "intermediate", "fp32") ? "fp16" : "fp32";
     return reference_with(c, "requantize_with_max_scale", NULL, NULL, "intermediate", mid);
 }

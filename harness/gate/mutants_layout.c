@@ -32,13 +32,36 @@ static int64_t column_major_atoms(int64_t b, int64_t r, int64_t col, int64_t R, 
     return b * Rp * Cp + ((col / 4) * (Rp / 128) + r / 128) * 512 + (r % 32) * 16 + ((r % 128) / 32) * 4 + col % 4;
 }
 
-static int swizzle_with(qc_op_call *c, offset_fn off)
+/* Where each wrong offset parts from the right one (shapes that are not multiples of the tile): a
+ * mutant declines the shapes where it writes every byte where the reference does. */
+static const char *rows_inert(const qc_layout *L)
 {
-    int rc = qc_op_find("layout")->reference(c);
-    if (rc || strcmp(qc_param_or(c->params, "map", ""), "sf128x4"))
-        return rc;
+    return L->B > 1 && L->R % 128 ? NULL : "one expert, or rows a multiple of 128: the expert stride is the padded one";
+}
+static const char *stride_inert(const qc_layout *L)
+{
+    return L->C % 4 && L->R > 128 ? NULL : "scale columns a multiple of 4, or one row tile: the stride is the padded one";
+}
+static const char *colmajor_inert(const qc_layout *L)
+{
+    return pad(L->R, 128) > 128 && pad(L->C, 4) > 4 ? NULL : "one row tile or one column tile: both atom orders agree";
+}
+
+static int swizzle_with(qc_op_call *c, offset_fn off, const char *(*inert)(const qc_layout *))
+{
+    const char *map = qc_param_or(c->params, "map", "(none)");
+    if (strcmp(map, "sf128x4")) {
+        snprintf(c->err, c->errlen, "the bug is in the sf128x4 map; this instance maps %s", map);
+        return QC_OP_DECLINED;
+    }
     qc_layout L;
-    if (qc_layout_from_params(c, &L) || L.in_bits != 8)
+    const char *why = qc_layout_from_params(c, &L) ? NULL : L.in_bits != 8 ? "sub-byte elements" : inert(&L);
+    if (why) {
+        snprintf(c->err, c->errlen, "%s", why);
+        return QC_OP_DECLINED;
+    }
+    int rc = qc_op_find("layout")->reference(c);
+    if (rc)
         return rc;
     qc_tensor *y = qc_set_find(c->out, "y");
     const qc_tensor *x = qc_set_find((qc_tensor_set *)c->in, "x");
@@ -55,9 +78,9 @@ static int swizzle_with(qc_op_call *c, offset_fn off)
     return 0;
 }
 
-static int m_unpadded_rows(qc_op_call *c) { return swizzle_with(c, unpadded_rows); }
-static int m_unpadded_stride(qc_op_call *c) { return swizzle_with(c, unpadded_stride); }
-static int m_column_major(qc_op_call *c) { return swizzle_with(c, column_major_atoms); }
+static int m_unpadded_rows(qc_op_call *c) { return swizzle_with(c, unpadded_rows, rows_inert); }
+static int m_unpadded_stride(qc_op_call *c) { return swizzle_with(c, unpadded_stride, stride_inert); }
+static int m_column_major(qc_op_call *c) { return swizzle_with(c, column_major_atoms, colmajor_inert); }
 
 static const qc_impl impl_rows[] = {{"layout", m_unpadded_rows}};
 static const qc_impl impl_stride[] = {{"layout", m_unpadded_stride}};

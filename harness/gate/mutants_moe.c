@@ -34,6 +34,8 @@ static const char *swiglu_no_clamp(qc_moe_cfg *m)
 /* T-RT1 (sglang#3705, vllm#13474, DeepSeek-V3#741): experts of dropped groups scored 0, not -inf. */
 static const char *masked_groups_zero(qc_moe_cfg *m)
 {
+    if (m->route.method != QC_ROUTE_DEEPSEEK_V3 && m->route.method != QC_ROUTE_DEEPSEEK_V2)
+        return "the routing has no expert groups (only deepseek_v2/v3 mask them)";
     if (m->route.n_group <= 1 || m->route.topk_group >= m->route.n_group)
         return "no expert group is dropped: nothing is masked";
     if (!m->route.bias) /* T-RT1: scoring masked experts 0 is safe while every score is >= 0 */

@@ -86,7 +86,7 @@ int qc_quant_op(qc_op_call *c, qc_quant_tweak tweak, qc_quant_post post)
     int rc = job_and_input(c, &j, &x);
     if (rc)
         return rc;
-    const char *inert = tweak ? tweak(&j) : NULL;
+    const char *inert = tweak ? tweak(&j, x->data) : NULL;
     if (inert) {
         snprintf(c->err, c->errlen, "%s", inert);
         return QC_OP_DECLINED;

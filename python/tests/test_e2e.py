@@ -408,22 +408,39 @@ class BoundaryTest(ExportedBatch):
         self.assertEqual(x[0, 32:64].tolist(), [0.0] * 32, "block 1 is all zero")
         self.assertTrue(np.isnan(x[0, 96:128]).any(), "block 3 holds a NaN")
 
-    def assert_caught_everywhere(self, case, mutant):
-        out = qc("run", "--case", case, "--backend", "mutant:" + mutant, "--jobs", "2").stdout
+    QUANT_CASES = ("quant_fp8", "quant_mx", "quant_nvfp4", "quant_nvfp4_static", "quant_block", "quant_token_group",
+                   "quant_token_group_partial", "quant_token_group_native")
+    QUANT_MUTANTS = ("quant-ties-away", "quant-mul-by-reciprocal", "quant-no-saturation", "quant-eps-dropped",
+                     "quant-e8m0-ceil-for-floor", "quant-zero-block-byte", "quant-nibbles-swapped",
+                     "clamp-swallows-nan", "zero-block-nan")
+
+    def mutant_run(self, cases, mutant):
+        out = qc("run", "--case", ",".join(cases), "--backend", "mutant:" + mutant, "--jobs", "2").stdout
         m = re.search(r"(\d+) passed, (\d+) failed, (\d+) skipped", out)
         self.assertIsNotNone(m, out[-2000:])
-        self.assertEqual(int(m.group(1)), 0, "%s escapes on some %s instances:\n%s" %
-                         (mutant, case, "\n".join(l for l in out.splitlines() if l.startswith("PASS"))[:3000]))
-        self.assertGreater(int(m.group(2)), 0)
+        return out, [int(g) for g in m.groups()]
 
-    def test_ties_away_fails_every_nonempty_quant_instance(self):
-        for case in ("quant_nvfp4", "quant_mx", "quant_fp8", "quant_block", "quant_token_group",
-                     "quant_token_group_partial"):
-            self.assert_caught_everywhere(case, "quant-ties-away")
+    def test_every_quant_mutant_fails_every_instance_it_can_act_on(self):
+        # an instance is declined only with the reason the input cannot tell the mutant from its
+        # profile (an eps no amax falls below, no element past the range, ...): never PASS
+        for mutant in self.QUANT_MUTANTS:
+            out, (passed, failed, _) = self.mutant_run(self.QUANT_CASES, mutant)
+            self.assertEqual(passed, 0, "%s escapes on:\n%s" %
+                             (mutant, "\n".join(l for l in out.splitlines() if l.startswith("PASS"))[:3000]))
+            self.assertGreater(failed, 0, mutant)
 
-    def test_eps_dropped_fails_every_token_group_and_block_instance(self):
-        for case in ("quant_token_group", "quant_token_group_partial", "quant_block"):
-            self.assert_caught_everywhere(case, "quant-eps-dropped")
+    @unittest.skipUnless(HAVE_ML_DTYPES, "ml_dtypes is the independent e4m3 grid")
+    def test_a_tiny_tensor_reads_the_eps_and_the_eps_mutant_fails_it(self):
+        # sglang-native per tensor: amax.clamp(1e-12), s = amax * fl32(1/448) (formats.md §13), x / s
+        params = "recipe=tensor,profile=sglang-native,dist=tiny,rows=5,cols=256"
+        golden, x, outs = self.export("quant_fp8", params)
+        self.assertLess(float(np.nanmax(np.abs(x))), 1e-12, "the tiny fill is below the eps")
+        s = np.float32(np.float32(1e-12) * (np.float32(1) / np.float32(448)))
+        self.assertEqual(outs["scale"].view(np.float32).tolist(), [s], "the scale is the eps's, not the amax's")
+        q = np.clip(x / s, -448, 448).astype(ml_dtypes.float8_e4m3fn).view(np.uint8).ravel()
+        self.assertTrue(np.array_equal(q, outs["q"].ravel()), "q = x / s with the eps scale")
+        out = qc("run", "--case", "quant_fp8", "--params", params, "--backend", "mutant:quant-eps-dropped").stdout
+        self.assertRegex(out, r"0 passed, 1 failed")
 
     def test_coverage_requires_the_ties_that_only_boundaries_place(self):
         proc = qc("coverage", "--suite", "quick", check=False)
@@ -459,18 +476,6 @@ class BoundaryTest(ExportedBatch):
             self.assertEqual("ties" in row["reached"], not missing)
             with open(os.path.join(rep, "summary.md")) as f:
                 self.assertIn("| token_group vllm-cpp | 16 |", f.read())
-
-    def test_no_saturation_fails_every_fp8_and_token_group_instance_it_can_act_on(self):
-        # one-block instances get a NaN element where the amax ignores NaN (boundary.c nan_probe)
-        for case in ("quant_token_group", "quant_fp8"):
-            self.assert_caught_everywhere(case, "quant-no-saturation")
-
-    def test_mul_by_reciprocal_fails_every_fp32_scale_instance_it_can_act_on(self):
-        # a block whose fl32(1/s) is nearly exact gets its anchor drawn again (boundary.c ANCHOR_DRAWS)
-        for case in ("quant_fp8", "quant_token_group", "quant_token_group_partial", "quant_block",
-                     "quant_token_group_native"):
-            self.assert_caught_everywhere(case, "quant-mul-by-reciprocal")
-
 
 class IdentifyTest(ExportedBatch):
     """`qcheck identify` names the profile a kernel was written to (issue 17, item 5)."""

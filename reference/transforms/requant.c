@@ -40,13 +40,15 @@ static uint8_t static_quant(float dq, float inv)
     return (uint8_t)qcref_encode(QC_E4M3FN, v, &c);
 }
 
+int qcref_requant_applies(const float *scales, size_t nshards) { return nshards > 0 && scales[nshards - 1] > -448.0f; }
+
 float qcref_requantize_with_max_scale(uint8_t *w, size_t k, const float *scales, const size_t *widths,
                                       size_t nshards, int fp16_intermediate)
 {
     float max_s = scales[0];
     for (size_t i = 1; i < nshards; i++)
         max_s = scales[i] > max_s ? scales[i] : max_s;
-    if (!(scales[nshards - 1] > -448.0f)) /* fused on-disk checkpoint: one real scale, sentinels after */
+    if (!qcref_requant_applies(scales, nshards)) /* fused on-disk checkpoint: one real scale, sentinels after */
         return max_s;
     float inv = 1.0f / max_s;
     qc_cast_policy h = qcref_default_policy();

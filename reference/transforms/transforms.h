@@ -25,6 +25,9 @@ void qcref_convert_to_channelwise(const float *scales, const size_t *widths, siz
  * the loader's very negative sentinel); fp16_intermediate 1: sglang/vLLM, 0: AMD ATOM (fp32). */
 float qcref_requantize_with_max_scale(uint8_t *w, size_t k, const float *scales, const size_t *widths,
                                       size_t nshards, int fp16_intermediate);
+/* Whether requantize_with_max_scale requantizes at all: scales[nshards-1] > -448 (a checkpoint
+ * fused on disk keeps the loader's sentinel in the shards after the first). */
+int qcref_requant_applies(const float *scales, size_t nshards);
 
 /* formats.md §8.1 cast_e2m1fn_to_e4m3fn: packed e2m1 [rows, cols/2] with e8m0 scales [rows, cols/32] ->
  * e4m3fn [rows, cols] and one e8m0 scale per tile x tile (tile 128 or 32) [ceil(rows/t), ceil(cols/t)].
