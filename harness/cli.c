@@ -57,7 +57,7 @@ int qc_parse_args(qc_args *a, const char *cmd, int argc, char **argv, const char
     memset(a, 0, sizeof *a);
     a->cmd = cmd;
     for (int i = 0; i < argc; i++) {
-        const char *s = argv[i];
+        const char *s = strcmp(argv[i], "-v") ? argv[i] : "--verbose"; /* a flag of the commands that take it */
         if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
             a->help = 1;
             continue;

@@ -31,14 +31,17 @@ static void run_help(void)
 {
     printf("usage: qcheck run [--case NAME[,NAME..]] [--suite quick|full|bringup] [--backend B[,B..]]\n"
            "                  [--filter REGEX] [--params k=v,..] [--seed S] [--jobs N] [--shard I/N|auto]\n"
-           "                  [--timeout SEC] [--show N] [--quiet] [--report DIR] [--keep-failing DIR]\n"
+           "                  [--timeout SEC] [--show N] [-v|--quiet] [--report DIR] [--keep-failing DIR]\n"
            "                  [--batch N] [--device N]\n"
            "Expands the case files (%s, or $QCHECK_CASES) of one tier into instances and runs\n"
            "every selected backend on each, in a child process with a timeout: a crash or hang is\n"
-           "ERROR for that item alone. One line per instance x backend: verdict, instance id,\n"
-           "backend, figures, REPRO command; mismatches follow with coordinates, hex, decoded values\n"
-           "and class. The last line is 'N passed, N failed, N skipped, N mistrusted' (ERROR counts\n"
-           "as failed). Exit 0 when everything passed, 1 otherwise, 2 on bad usage.\n"
+           "ERROR for that item alone. Each failing item (FAIL, ERROR, MISTRUSTED) gets a line:\n"
+           "verdict, instance id, backend, figures, REPRO command, then its mismatches with\n"
+           "coordinates, hex, decoded values and class; -v prints every item so (PASS and SKIPPED\n"
+           "with its reason too). Progress (done/total, rate, ETA) goes to stderr: a live line on a\n"
+           "terminal, a line a minute otherwise. The last line is 'N passed, N failed, N skipped,\n"
+           "N mistrusted' (ERROR counts as failed). Exit 0 when everything passed, 1 otherwise, 2\n"
+           "on bad usage.\n"
            "qcheck --case NAME ... is short for qcheck run --case NAME ...\n"
            "  --case NAMES     only these case files (qcheck list cases)\n"
            "  --suite TIER     quick (default), full, bringup\n"
@@ -59,7 +62,8 @@ static void run_help(void)
            "                   from Slurm, GitLab, Buildkite or Kubernetes (docs/spec/cli.md)\n"
            "  --timeout SEC    per item [60]\n"
            "  --show N         mismatches listed per output [8]\n"
-           "  --quiet          print only non-PASS lines and the summary\n"
+           "  -v, --verbose    a line for every item, PASS and SKIPPED included\n"
+           "  --quiet          no progress: the failing items and the summary\n"
            "  --report DIR     write DIR/summary.json, junit.xml and summary.md\n"
            "  --keep-failing DIR  save every failing instance as an HDF5 golden (inputs, reference\n"
            "                   outputs, and the backend's outputs as stage 'backend')\n"
@@ -336,7 +340,7 @@ static void summarize(const qc_result *res, int n, const qc_backend *const *back
 
 int cmd_run(int argc, char **argv)
 {
-    static const char *const flags[] = {"quiet", NULL};
+    static const char *const flags[] = {"quiet", "verbose", NULL};
     qc_args a;
     if (qc_parse_args(&a, "run", argc, argv, flags))
         return QC_EXIT_USAGE;
@@ -349,8 +353,11 @@ int cmd_run(int argc, char **argv)
     const char *seed_arg = qc_opt(&a, "seed"), *jobs_arg = qc_opt(&a, "jobs"), *shard = qc_opt(&a, "shard");
     const char *timeout_arg = qc_opt(&a, "timeout"), *show_arg = qc_opt(&a, "show");
     const char *report_dir = qc_opt(&a, "report"), *batch_arg = qc_opt(&a, "batch"), *device_arg = qc_opt(&a, "device");
-    qc_run_config cfg = {.jobs = 1, .timeout = 60, .shard_count = 1, .show = 8, .quiet_pass = qc_flag(&a, "quiet")};
-    cfg.progress = isatty(STDERR_FILENO);
+    qc_run_config cfg = {.jobs = 1, .timeout = 60, .shard_count = 1, .show = 8};
+    cfg.verbosity = qc_flag(&a, "verbose") ? QC_VERBOSE : qc_flag(&a, "quiet") ? QC_QUIET : QC_DEFAULT;
+    cfg.progress = cfg.verbosity == QC_QUIET      ? QC_PROGRESS_NONE
+                   : isatty(STDERR_FILENO)        ? QC_PROGRESS_LIVE
+                                                  : QC_PROGRESS_MINUTE;
     cfg.keep_failing = qc_opt(&a, "keep-failing");
     long v;
     if (qc_check_all_used(&a))

@@ -240,9 +240,10 @@ done:
     qc_set_free(&got);
 }
 
-void qc_print_result(const qc_result *r, int quiet_pass)
+void qc_print_result(const qc_result *r, int verbosity)
 {
-    if (quiet_pass && r->verdict == QC_PASS)
+    int failing = r->verdict == QC_FAIL || r->verdict == QC_ERROR || r->verdict == QC_MISTRUSTED;
+    if (verbosity < QC_VERBOSE && !failing)
         return;
     printf("%-10s %s  %s  %s  REPRO: %s\n", qc_verdict_name(r->verdict), r->case_id, r->backend, r->figures,
            r->repro);
@@ -341,10 +342,26 @@ static void finish_unit(slot *s, const unit *u, const int *idx, qc_result *resul
     s->pid = 0;
 }
 
-static void progress(int done, int n, int failed, double started, int enabled)
+/* Seconds between the progress lines of a log: 60, or $QCHECK_PROGRESS_EVERY. */
+static double log_interval(void)
 {
-    if (enabled && qc_now() - started > 2.0)
-        fprintf(stderr, "\r[%d/%d] %d failed ", done, n, failed);
+    const char *e = getenv("QCHECK_PROGRESS_EVERY");
+    double v = e ? strtod(e, NULL) : 0;
+    return v > 0 ? v : 60.0;
+}
+
+/* done/total, rate and ETA: live on a terminal (after 2 s), or one line a minute in a log. */
+static void progress(int done, int n, int failed, double started, int mode, double *last)
+{
+    double now = qc_now(), t = now - started, rate = t > 0 ? done / t : 0;
+    if (mode == QC_PROGRESS_NONE || t < 2.0 || (mode == QC_PROGRESS_MINUTE && now - *last < log_interval()))
+        return;
+    *last = now;
+    char eta[32] = "?";
+    if (rate > 0)
+        snprintf(eta, sizeof eta, "%.0f s", (n - done) / rate);
+    fprintf(stderr, "%s[%d/%d] %.0f items/s, ETA %s, %d failed%s", mode == QC_PROGRESS_LIVE ? "\r\033[K" : "qcheck: ",
+            done, n, rate, eta, failed, mode == QC_PROGRESS_LIVE ? " " : "\n");
 }
 
 /* The identity fields of result i, and SKIPPED when its backend cannot run here (1). */
@@ -620,22 +637,22 @@ void qc_run_work(const qc_work *work, int n, const qc_run_config *cfg, qc_result
     s.nu = make_units(work, n, cfg, results, s.idx, s.units, s.finished, s.workers, &s.nw);
     for (int i = 0; i < n; i++)
         s.done += s.finished[i];
-    int printed = 0, failed = 0;
-    double started = qc_now();
+    int printed = 0, failed = 0, live = cfg->progress == QC_PROGRESS_LIVE;
+    double started = qc_now(), last = started;
     while (printed < n) {
         fill_slots(&s);
         feed_workers(&s);
         wait_and_collect(&s);
         while (printed < n && s.finished[printed]) {
-            if (cfg->progress)
+            if (live)
                 fprintf(stderr, "\r\033[K");
             failed += results[printed].verdict == QC_FAIL || results[printed].verdict == QC_ERROR;
-            qc_print_result(&results[printed++], cfg->quiet_pass);
+            qc_print_result(&results[printed++], cfg->verbosity);
             fflush(stdout);
         }
-        progress(s.done, n, failed, started, cfg->progress);
+        progress(s.done, n, failed, started, cfg->progress, &last);
     }
-    if (cfg->progress && qc_now() - started > 2.0)
+    if (live && qc_now() - started > 2.0)
         fprintf(stderr, "\r\033[K");
     for (int w = 0; w < s.nw; w++) /* an idle worker reads EOF and exits */
         if (s.workers[w].pid) {

@@ -8,6 +8,10 @@
 #include "registry.h"
 #include "result.h"
 
+enum { QC_QUIET, QC_DEFAULT, QC_VERBOSE };
+/* A live line on a terminal, a line a minute in a log (CI), or none. */
+enum { QC_PROGRESS_NONE, QC_PROGRESS_LIVE, QC_PROGRESS_MINUTE };
+
 typedef struct qc_run_config {
     int jobs;
     double timeout;       /* seconds per item */
@@ -15,8 +19,8 @@ typedef struct qc_run_config {
     int shard_count;      /* 1 = no sharding */
     const char *keep_failing; /* folder for failing instances' goldens, or NULL */
     int show;             /* mismatches listed per output */
-    int progress;         /* a progress line on stderr */
-    int quiet_pass;       /* do not print PASS lines */
+    int progress;         /* QC_PROGRESS_*: how progress reaches stderr */
+    int verbosity;        /* QC_QUIET: failing items; QC_DEFAULT: and progress; QC_VERBOSE: every item */
     int batch;            /* exec backends: items per process [256] */
     int device;           /* --device N: the GPU an ABI backend is handed (qcheck_ctx.device) */
 } qc_run_config;
@@ -43,7 +47,9 @@ void qc_run_work(const qc_work *work, int n, const qc_run_config *cfg, qc_result
 /* Runs one item in the current process (what the child does). */
 void qc_run_one(const qc_work *w, const qc_run_config *cfg, qc_result *r);
 
-void qc_print_result(const qc_result *r, int quiet_pass);
+/* Prints r's line (and the mismatch details of a non-PASS) when verbosity asks for it: every item
+ * under QC_VERBOSE, else only those that fail the run (FAIL, ERROR, MISTRUSTED). */
+void qc_print_result(const qc_result *r, int verbosity);
 double qc_now(void); /* monotonic seconds */
 
 /* The inputs of an instance and its expected outputs (its vector table, or the reference).

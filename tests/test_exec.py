@@ -93,7 +93,7 @@ def main():
         with open(kernel, "w") as f:
             f.write(KERNEL)
         rep = os.path.join(d, "report")
-        rc, out, err = run(qcheck, kernel, "ok", "cast_fp8", ["--report", rep])
+        rc, out, err = run(qcheck, kernel, "ok", "cast_fp8", ["--report", rep, "-v"])
         s = summary(out)
         check(rc == 0 and s and s[0] == 96 and s[1] == 0 and s[2] == 192,
               "ml_dtypes casts through exec: 96 pass, the rest declined %s %s" % (s, err[-300:]))

@@ -78,7 +78,7 @@ def test_sweep(qcheck):
 
 
 def test_determinism_and_shards(qcheck, cases):
-    args = ["run", "--case", "cast_fp8", "--backend", "mutant:e4m3-overflow-at-448", "--seed", "7"]
+    args = ["run", "--case", "cast_fp8", "--backend", "mutant:e4m3-overflow-at-448", "-v", "--seed", "7"]
     _, one, _ = run(qcheck, args + ["--jobs", "1"], cases)
     _, two, _ = run(qcheck, args + ["--jobs", "2"], cases)
     check(one == two and len(one) > 0, "same seed -> identical output for --jobs 1 and --jobs 2")
@@ -93,6 +93,46 @@ def test_determinism_and_shards(qcheck, cases):
     check(len(union) == len(set(union)) and set(union) == lines,
           f"3 shards cover every instance exactly once ({len(union)} lines vs {len(lines)})")
     check(all(shard_lines), "every shard got some instances")
+
+
+def test_output(qcheck, cases):
+    """Like a test runner: the failing items with REPRO and the summary; -v every item; progress
+    on stderr, live on a terminal, a line a minute (QCHECK_PROGRESS_EVERY) in a log."""
+    args = ["run", "--case", "cast_fp8", "--backend", "mutant:e4m3-overflow-at-448,ref"]
+    rc, out, err = run(qcheck, args, cases)
+    s = summary(out)
+    lines = out.splitlines()
+    fails = [l for l in lines if l.startswith("FAIL ")]
+    check(s and s[0] > 0 and not [l for l in lines if l.startswith(("PASS", "SKIPPED"))] and len(fails) == s[1] and
+          all("REPRO: qcheck run --case cast_fp8 --params '" in l for l in fails),
+          f"default: every failing item with its REPRO, no PASS or SKIPPED line ({s}, {len(fails)} FAIL lines)")
+    _, out_v, _ = run(qcheck, args + ["-v"], cases)
+    check(summary(out_v) == s and len([l for l in out_v.splitlines() if l.startswith("PASS ")]) == s[0],
+          "-v: a line for every passing item")
+    rc, out_q, err_q = run(qcheck, ["run", "--case", "cast_half", "--params", "n=7", "--backend", "selftest",
+                                    "--timeout", "3", "--jobs", "2"], cases,
+                           {"QCHECK_SELFTEST": "1", "QCHECK_PROGRESS_EVERY": "1"})
+    ticks = re.findall(r"^qcheck: \[(\d+)/(\d+)\] \d+ items/s, ETA \d+ s, \d+ failed$", err_q, re.M)
+    check(len(ticks) >= 2 and all(int(t) == summary(out_q)[0] + summary(out_q)[1] + summary(out_q)[2] for _, t in ticks),
+          f"not a terminal: a progress line per interval with done/total, rate and ETA ({len(ticks)} lines)")
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen([qcheck] + ["run", "--case", "cast_half", "--params", "n=7", "--backend", "selftest",
+                                     "--timeout", "3", "--jobs", "2"],
+                         stdout=subprocess.DEVNULL, stderr=slave, env=dict(os.environ, QCHECK_CASES=cases, QCHECK_SELFTEST="1"))
+    os.close(slave)
+    tty = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        tty += chunk
+    p.wait()
+    os.close(master)
+    check(b"\r\x1b[K[" in tty and b"items/s, ETA" in tty, "a terminal: one live progress line, rewritten in place")
 
 
 def test_shard_partition_and_auto(qcheck, cases):
@@ -164,7 +204,7 @@ def test_isolation(qcheck, cases):
     # fp4_pack has 14 instances but the self-test backends implement only cast -> no work
     check(rc == 2, "backends that implement none of the selected ops give a usage error")
     rc, out, _ = run(qcheck, ["run", "--case", "cast_half", "--params", "n=7", "--backend", "selftest,ref",
-                              "--timeout", "2", "--jobs", "4"], cases, {"QCHECK_SELFTEST": "1"})
+                              "--timeout", "2", "--jobs", "4", "-v"], cases, {"QCHECK_SELFTEST": "1"})
     crash = [l for l in out.splitlines() if l.startswith("ERROR") and "selftest:crash" in l]
     hang = [l for l in out.splitlines() if l.startswith("ERROR") and "selftest:hang" in l]
     refuse = [l for l in out.splitlines() if l.startswith("ERROR") and "selftest:refuse" in l]
@@ -235,7 +275,7 @@ def test_mutants(qcheck, cases):
     for backend, case, why in (("mutant:bf16-truncates", "cast_fp8", "the bug is in to=bf16; this instance has to=e4m3fn"),
                                ("mutant:sf128x4-unpadded-rows", "layout_w13", "the bug is in the sf128x4 map; this instance maps w13"),
                                ("mutant:nan-sign-dropped", "cast_e8m0", "e8m0 has no NaN of either sign")):
-        rc, out, _ = run(qcheck, ["run", "--backend", backend, "--case", case], cases)
+        rc, out, _ = run(qcheck, ["run", "--backend", backend, "--case", case, "-v"], cases)
         s = summary(out)
         check(s[0] == 0 and s[1] == 0 and s[2] > 0 and why in out,
               f"{backend} declines every {case} instance, saying why ({s}): {out[:300]!r}")
@@ -336,6 +376,7 @@ def main():
     test_sweep(a.qcheck)
     test_instance_ids(a.qcheck, a.cases)
     test_determinism_and_shards(a.qcheck, a.cases)
+    test_output(a.qcheck, a.cases)
     test_shard_partition_and_auto(a.qcheck, a.cases)
     test_report_merge(a.qcheck, a.cases)
     test_isolation(a.qcheck, a.cases)

@@ -36,7 +36,7 @@ def summary(out):
 
 def main():
     qcheck, example, abi99, ties_away, cpu, persistent, bringup = sys.argv[1:8]
-    rc, out, err = run(qcheck, ["run", "--case", "cast_fp8", "--backend", "plugin:" + example])
+    rc, out, err = run(qcheck, ["run", "--case", "cast_fp8", "--backend", "plugin:" + example, "-v"])
     s = summary(out)
     lines = [l for l in out.splitlines() if l.split()[:1] and l.split()[0] in ("PASS", "SKIPPED", "FAIL", "ERROR")]
     passed = [l for l in lines if l.startswith("PASS")]
@@ -74,7 +74,7 @@ def main():
 
 def test_persistent(qcheck, plugin):
     """QCHECK_BACKEND_PERSISTENT: one worker serves many items; a crash and a hang cost one item each."""
-    rc, out, _ = run(qcheck, ["run", "--case", "cast_fp8", "--timeout", "2", "--backend", "plugin:" + plugin])
+    rc, out, _ = run(qcheck, ["run", "--case", "cast_fp8", "--timeout", "2", "-v", "--backend", "plugin:" + plugin])
     s = summary(out)
     calls = [(int(p), int(c)) for p, c in re.findall(r"pid (\d+) call (\d+)", out)]
     check(calls and max(c for _, c in calls) > 10 and len({p for p, _ in calls}) < len(calls),

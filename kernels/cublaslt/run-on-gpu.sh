@@ -41,7 +41,7 @@ grep -E '^cublaslt ' "$out/backends.log" | sed -n 's/.*\[unavailable: \(.*\)\]$/
 
 cases=$(for f in "$root"/cases/*gemm*.json; do basename "$f" .json; done | paste -sd, -)
 echo "   cases: $cases"
-step quick 300 "$B/qcheck" run --backend cublaslt --case "$cases" --quiet --timeout 120 ${REPORT:+--report "$out/report"}
+step quick 300 "$B/qcheck" run --backend cublaslt --case "$cases" -v --timeout 120 ${REPORT:+--report "$out/report"}
 status=$?
 grep -E '^[0-9]+ passed, ' "$out/quick.log" | tail -n 1 | sed 's/^/   /'
 echo "   SKIPPED, by reason:"

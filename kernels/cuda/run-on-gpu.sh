@@ -9,7 +9,7 @@
 # Steps (logs in ${OUT:-/tmp/cuda-run}, a summary of each on stdout; about 4-6 minutes):
 #   gpu            nvidia-smi -L and the driver version
 #   list           qcheck list backends: the cuda line must not say unavailable
-#   quick_cuda     qcheck run --backend cuda --jobs 1 --quiet: the quick tier (cases/)
+#   quick_cuda     qcheck run --backend cuda --jobs 1 -v: the quick tier (cases/)
 #   extra_cuda     the extra cases of kernels/cuda/cases (every profile and scale layout)
 #   bench          bench_cuda_quant: GB/s of token_group, mxfp8 and nvfp4 (sf128x4) against a copy,
 #                  and its bf16 == fp32 byte check
@@ -58,9 +58,9 @@ if [ "$backend" = cuda ] && ! grep '^cuda ' "$out/list.log" | grep -vq unavailab
   echo "the cuda backend is unavailable here; stopping"
   exit 1
 fi
-step quick_cuda 300 "$B/qcheck" run --backend "$backend" --jobs 1 --quiet
+step quick_cuda 300 "$B/qcheck" run --backend "$backend" --jobs 1 -v
 summary quick_cuda
-step extra_cuda 300 env QCHECK_CASES="$here/cases" "$B/qcheck" run --backend "$backend" --jobs 1 --quiet
+step extra_cuda 300 env QCHECK_CASES="$here/cases" "$B/qcheck" run --backend "$backend" --jobs 1 -v
 summary extra_cuda
 step bench 180 "$B/bench_cuda_quant"
 cat "$out/bench.log"

@@ -53,7 +53,7 @@ def qc(*args, check=True):
 def instances(case, params):
     """The --params of every instance of CASE (quick tier) whose params include PARAMS, from the
     REPRO lines of `qcheck run --backend ref`."""
-    out = qc("run", "--case", case, *(["--params", params] if params else []), "--backend", "ref").stdout
+    out = qc("run", "--case", case, *(["--params", params] if params else []), "--backend", "ref", "-v").stdout
     found = re.findall(r"REPRO: qcheck run --case %s --params '([^']*)'" % re.escape(case), out)
     if not found:
         raise AssertionError("no instance of %s with %s:\n%s" % (case, params, out))
@@ -415,7 +415,7 @@ class BoundaryTest(ExportedBatch):
                      "clamp-swallows-nan", "zero-block-nan")
 
     def mutant_run(self, cases, mutant):
-        out = qc("run", "--case", ",".join(cases), "--backend", "mutant:" + mutant, "--jobs", "2").stdout
+        out = qc("run", "--case", ",".join(cases), "--backend", "mutant:" + mutant, "--jobs", "2", "-v").stdout
         m = re.search(r"(\d+) passed, (\d+) failed, (\d+) skipped", out)
         self.assertIsNotNone(m, out[-2000:])
         return out, [int(g) for g in m.groups()]
@@ -557,7 +557,7 @@ class ExecBackendTest(unittest.TestCase):
     def test_correct_kernel_passes(self):
         proc = self.run_exec_backend("cast_fp8", "profile=ml_dtypes,to=e4m3fn", "cast_mldtypes.py")
         self.assertEqual(proc.returncode, 0, proc.stdout)
-        self.assertIn("PASS", proc.stdout)
+        self.assertRegex(proc.stdout, r"(?m)^[1-9]\d* passed, 0 failed, 0 skipped, 0 mistrusted$")
 
     def test_planted_bug_fails_as_tie_flip(self):
         proc = self.run_exec_backend("cast_fp4_fp6", "to=e2m1,profile=ml_dtypes,ties=even,n=1000",

@@ -229,7 +229,7 @@ class TransformOracleTest(ExportedBatch):
     def assert_caught_where_observable(self, case, mutant, right, wrong):
         """mutant FAILs exactly the instances where numpy's wrong(params, inputs) gives other bytes
         than right(params, inputs), and there is at least one."""
-        out = qc("run", "--case", case, "--backend", "mutant:" + mutant, check=False).stdout
+        out = qc("run", "--case", case, "--backend", "mutant:" + mutant, "-v", check=False).stdout
         verdicts = dict((p, v) for v, p in re.findall(r"^(PASS|FAIL)\s+%s\[([^\]]*)\]" % re.escape(case), out, re.M))
         self.assertEqual(len(verdicts), len(instances(case, "")), out[-1500:])
         observable = 0
