@@ -3,12 +3,15 @@
 # them; the configure summary prints their versions) and the Python oracle packages (pip, at the
 # exact versions of ci/constraints.txt). Idempotent: when everything is present it prints nothing.
 # libclang-rt-14-dev holds libFuzzer (libclang_rt.fuzzer) for clang 14, which ci/fuzz.sh links.
+# chromium-headless-shell loads the HTML report in tests/test_html.py; plotly (PyPI) is only the
+# source of the plotly.min.js that the report inlines (CMake finds it; no Python at run time).
 #   QC_WITH_HIP=1 ci/deps.sh   also installs Debian's hipcc so ci/build-hip.sh can compile for AMD.
 set -euo pipefail
 
-apt_pkgs=(cmake pkg-config libhdf5-dev libcjson-dev libmpfr-dev libgmp-dev libopenblas-dev lcov clang libclang-rt-14-dev)
+apt_pkgs=(cmake pkg-config libhdf5-dev libcjson-dev libmpfr-dev libgmp-dev libopenblas-dev lcov clang libclang-rt-14-dev
+          chromium-headless-shell)
 [ "${QC_WITH_HIP:-0}" = 1 ] && apt_pkgs+=(hipcc)
-py_pkgs=(ml_dtypes numpy h5py)
+py_pkgs=(ml_dtypes numpy h5py plotly)
 
 missing=()
 for p in "${apt_pkgs[@]}"; do

@@ -165,6 +165,38 @@ static qc_mismatch_class classify(const qc_compare_spec *spec, const qc_tensor_s
 
 /* Where element i sits: "(row 3, col 17) block 1" in the view's terms, else the tensor's
  * "(b, r, c) block k". */
+/* The logical (batch, row, col) of element i under view v (row-major when v is NULL: the last
+ * dimension is col, the one before it row, the rest batch); a note for padding and derived ones. */
+static const char *logical_of(const qc_tensor *t, const qc_output_view *v, int64_t i, int64_t *b, int64_t *r,
+                              int64_t *c)
+{
+    const char *note = "";
+    *b = *r = *c = 0;
+    if (!v) {
+        int64_t cols = t->ndim ? t->shape[t->ndim - 1] : 1, rows = t->ndim > 1 ? t->shape[t->ndim - 2] : 1;
+        cols = cols ? cols : 1, rows = rows ? rows : 1;
+        *c = i % cols, *r = i / cols % rows, *b = i / cols / rows;
+    } else if (v->layout_kind == QC_VIEW_LAYOUT) {
+        const qc_layout *L = &v->layout;
+        int64_t per = L->dst_elems ? L->dst_elems : 1, o = i % per, g;
+        *b = i / per;
+        if (L->desc->inv(L, o, &g, c))
+            note = " (a derived element)", *r = g;
+        else if ((*r = qcref_layout_row_src(L, g)) < 0 || *c >= L->C)
+            note = " (padding)", *r = g;
+    } else if (v->layout_kind == QC_VIEW_SCALE_LAYOUT) {
+        size_t ri = 0, ci = 0;
+        if (qc_scale_layout_locate((qc_scale_layout)v->scale_layout, (size_t)v->rows, (size_t)v->cols,
+                                   (size_t)i * (size_t)v->elem_bits / 8, &ri, &ci))
+            note = " (padding)";
+        *r = (int64_t)ri, *c = (int64_t)ci;
+    } else {
+        int64_t per = v->rows > 0 && v->cols > 0 ? v->rows * v->cols : 1;
+        *b = i / per, *r = i % per / (v->cols ? v->cols : 1), *c = v->cols ? i % v->cols : 0;
+    }
+    return note;
+}
+
 static void coordinates(const qc_tensor *t, const qc_output_view *v, int64_t i, int64_t block, char *out,
                         size_t len)
 {
@@ -178,25 +210,8 @@ static void coordinates(const qc_tensor *t, const qc_output_view *v, int64_t i, 
             rest = t->shape[d] ? rest / t->shape[d] : 0;
         }
     } else {
-        int64_t r = 0, c = 0, b = 0;
-        if (v->layout_kind == QC_VIEW_LAYOUT) {
-            const qc_layout *L = &v->layout;
-            int64_t per = L->dst_elems ? L->dst_elems : 1, o = i % per, g;
-            b = i / per;
-            if (L->desc->inv(L, o, &g, &c))
-                note = " (a derived element)", r = g;
-            else if ((r = qcref_layout_row_src(L, g)) < 0 || c >= L->C)
-                note = " (padding)", r = g;
-        } else if (v->layout_kind == QC_VIEW_SCALE_LAYOUT) {
-            size_t ri = 0, ci = 0;
-            if (qc_scale_layout_locate((qc_scale_layout)v->scale_layout, (size_t)v->rows, (size_t)v->cols,
-                                       (size_t)i * (size_t)v->elem_bits / 8, &ri, &ci))
-                note = " (padding)";
-            r = (int64_t)ri, c = (int64_t)ci;
-        } else {
-            int64_t per = v->rows > 0 && v->cols > 0 ? v->rows * v->cols : 1;
-            b = i / per, r = i % per / (v->cols ? v->cols : 1), c = v->cols ? i % v->cols : 0;
-        }
+        int64_t r, c, b;
+        note = logical_of(t, v, i, &b, &r, &c);
         axes = v->axes;
         if (axes[2])
             idx[nd++] = b;
@@ -277,6 +292,47 @@ static int role_of(const uint8_t *roles, const elems *e, const qc_tensor *t, int
     return roles ? roles[i * e->bits / storage_bits(t)] : QC_MASK_DATA;
 }
 
+/* The grid of the mismatch map: the view's [rows, cols] (batches stacked as rows), or the
+ * tensor's last two dimensions; cols counted in blocks when there are blocks. */
+static void map_init(qc_mismatch_map *m, const char *output, const qc_tensor *t, const qc_output_view *v,
+                     int64_t block)
+{
+    int64_t n = qc_tensor_numel(t), cols = v && v->cols ? v->cols : t->ndim ? t->shape[t->ndim - 1] : 1;
+    int64_t rows = v && v->rows ? v->rows : t->ndim > 1 ? t->shape[t->ndim - 2] : 1;
+    if (v && v->layout_kind == QC_VIEW_LAYOUT)
+        rows = v->layout.R, cols = v->layout.C;
+    cols = cols > 0 ? cols : 1, rows = rows > 0 ? rows : 1;
+    int64_t batches = v && v->layout_kind == QC_VIEW_LAYOUT ? v->layout.B : n / (rows * cols);
+    memset(m, 0, sizeof *m);
+    snprintf(m->output, sizeof m->output, "%s", output);
+    m->block = block > 1 ? block : 1;
+    m->per_batch = rows;
+    m->rows = rows * (batches > 1 ? batches : 1), m->cols = (cols + m->block - 1) / m->block;
+    m->brows = (int)(m->rows < QC_HEAT_ROWS ? m->rows : QC_HEAT_ROWS);
+    m->bcols = (int)(m->cols < QC_HEAT_COLS ? m->cols : QC_HEAT_COLS);
+}
+
+static void map_add(qc_mismatch_map *m, const qc_tensor *t, const qc_output_view *v, int64_t i)
+{
+    int64_t b, r, c;
+    logical_of(t, v, i, &b, &r, &c);
+    int64_t row = b * m->per_batch + r, col = c / m->block;
+    if (row < 0 || row >= m->rows || col < 0 || col >= m->cols)
+        return; /* padding outside the logical grid */
+    m->count[(row * m->brows / m->rows) * QC_HEAT_COLS + col * m->bcols / m->cols]++;
+}
+
+static void ratio_add(qc_ratio_hist *h, double err, double bound)
+{
+    if (err == 0) {
+        h->zero++;
+        return;
+    }
+    double r = bound > 0 ? err / bound : INFINITY;
+    int k = r > 0 ? (int)floor(2 * (log10(r) + 6)) : 0;
+    h->bins[k < 0 ? 0 : k >= QC_RATIO_BINS ? QC_RATIO_BINS - 1 : k]++;
+}
+
 int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_set *inputs,
                const qc_tensor *expected, const qc_tensor *got, const qc_compare_extra *x, int show,
                qc_compare_out *out, char *detail, size_t detail_len)
@@ -319,6 +375,8 @@ int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_
     }
     const uint8_t *roles = mask ? mask->data : NULL;
     out->has_bound = bound != NULL;
+    map_init(&out->map, spec->output, expected, v, block);
+    snprintf(out->ratio.output, sizeof out->ratio.output, "%s", spec->output);
     int64_t shown = 0, budgeted = 0;
     int has_budget = !strcmp(spec->rule, "budget") && spec->budget_class >= 0;
     for (int64_t i = 0; i < out->n; i++) {
@@ -330,6 +388,9 @@ int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_
         qc_mismatch_class c;
         int64_t at = -1;
         if (bound) {
+            double ve = decoded(&e, element(&e, i)), vg = decoded(&g, element(&g, i));
+            ratio_add(&out->ratio, ve == vg ? 0 : fabs(vg - ve),
+                      bound->storage == QC_ST_F64 ? ((const double *)bound->data)[i] : ((const float *)bound->data)[i]);
             if (within_bound(&e, &g, bound, i, &c, &out->tightness))
                 continue;
         } else {
@@ -349,6 +410,8 @@ int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_
                 x->budget_map[i] = 1;
         }
         out->per_class[c]++;
+        if (!allowed)
+            map_add(&out->map, expected, v, i);
         if (allowed)
             out->allowed++;
         else

@@ -5,6 +5,7 @@
 #define QC_COMPARE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cases.h"
 #include "layouts/layouts.h"
@@ -37,6 +38,8 @@ typedef struct qc_compare_out {
     int degenerate; /* the expected tensor holds a single value */
     int has_bound;    /* rule bound: tightness is meaningful */
     double tightness; /* rule bound: the worst |got - expected| / bound (0: equal everywhere; > 1 fails) */
+    qc_mismatch_map map; /* where the mismatches sit */
+    qc_ratio_hist ratio; /* rule bound: how close the errors come to their bounds */
 } qc_compare_out;
 
 /* Element roles in an optional mask tensor "<output>.mask" (u8, one per element) that the

@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "report_html.h"
+#include "report_plots.h"
 #include "tempfile.h"
 
 #if defined(__GNUC__)
@@ -183,6 +185,17 @@ static void count(counts *c, const qc_result *r)
 /* ---- summary.json ------------------------------------------------------------------------- */
 
 /* cJSON copies the string; the copy here is only the UTF-8 repair (cJSON escapes controls). */
+char *qc_report_text(const char *s, size_t cap)
+{
+    sbuf b = {0};
+    sb_text(&b, s, cap, ESC_NONE);
+    if (!b.oom && !b.p)
+        b.p = calloc(1, 1);
+    if (b.oom)
+        free(b.p), b.p = NULL;
+    return b.p;
+}
+
 static int add_str(cJSON *o, const char *key, const char *s, size_t cap)
 {
     sbuf b = {0};
@@ -213,7 +226,8 @@ static int json_result(cJSON *arr, const qc_result *r)
            cJSON_AddStringToObject(o, "verdict", qc_verdict_name(r->verdict)) &&
            add_u64(o, "seed", r->seed) && cJSON_AddNumberToObject(o, "seconds", r->seconds) &&
            add_str(o, "figures", TXT(r->figures)) && add_str(o, "repro", TXT(r->repro)) &&
-           add_str(o, "detail", TXT(r->detail)) && cJSON_AddNumberToObject(o, "position", (double)r->position);
+           add_str(o, "detail", TXT(r->detail)) && cJSON_AddNumberToObject(o, "position", (double)r->position) &&
+           qc_plots_to_json(o, &r->plots);
 }
 
 /* "shard": {"index", "count"}, "selection": {"digest", "items"}: what `qcheck report merge` checks. */
@@ -581,7 +595,7 @@ int qc_report_write(const char *dir, const qc_run_info *info, const qc_result *r
     const qc_run_info *in = info ? info : &none;
     if (!dir || !dir[0])
         return fail(err, errlen, "report: no directory given");
-    static const char *const reports[] = {".summary.json", ".junit.xml", ".summary.md", NULL};
+    static const char *const reports[] = {".summary.json", ".junit.xml", ".summary.md", ".index.html", NULL};
     int rc = check_results(results, n, err, errlen);
     if (!rc)
         rc = make_dirs(dir, err, errlen);
@@ -594,7 +608,8 @@ int qc_report_write(const char *dir, const qc_run_info *info, const qc_result *r
     char *json = json_report(in, results, n, &c);
     char *xml = junit_report(in, results, n, &c);
     char *md = md_report(in, results, n, &c);
-    if (!json || !xml || !md)
+    char *html = qc_html_report(in, results, n);
+    if (!json || !xml || !md || !html)
         rc = fail(err, errlen, "report %s: out of memory", dir);
     if (!rc)
         rc = write_atomic(dir, "summary.json", json, err, errlen);
@@ -602,8 +617,11 @@ int qc_report_write(const char *dir, const qc_run_info *info, const qc_result *r
         rc = write_atomic(dir, "junit.xml", xml, err, errlen);
     if (!rc)
         rc = write_atomic(dir, "summary.md", md, err, errlen);
+    if (!rc)
+        rc = write_atomic(dir, "index.html", html, err, errlen);
     cJSON_free(json);
     free(xml);
     free(md);
+    free(html);
     return rc;
 }

@@ -1,6 +1,7 @@
 /* report_read.c: reads back a summary.json that report.c wrote (report.h), for `qcheck report
  * merge`: the run info, the coverage lines and every result. */
 #include "report.h"
+#include "report_plots.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -63,6 +64,8 @@ static int read_result(const cJSON *o, qc_result *r)
         !str_of(o, "figures", r->figures, sizeof r->figures) || !str_of(o, "repro", r->repro, sizeof r->repro) ||
         !str_of(o, "detail", r->detail, sizeof r->detail) || !num_of(o, "position", &pos) ||
         !str_of(o, "seed_text", seed, sizeof seed))
+        return 0;
+    if (!qc_plots_from_json(o, &r->plots))
         return 0;
     r->seed = strtoull(seed, NULL, 10);
     r->seconds = sec;

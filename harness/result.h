@@ -20,6 +20,49 @@ const char *qc_verdict_name(qc_verdict v);
 /* printf onto the end of the text in buf[len] (a result's detail): what does not fit is dropped. */
 void qc_appendf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Where an output's mismatches sit, for the HTML report: counts over a grid of bins of its logical
+ * [rows, cols] (batches stacked as rows; cols in blocks when the output has them). */
+enum { QC_HEAT_ROWS = 16, QC_HEAT_COLS = 32, QC_RATIO_BINS = 24 };
+typedef struct qc_mismatch_map {
+    char output[48];
+    int64_t rows, cols; /* the grid the bins cover */
+    int64_t per_batch;  /* rows of one batch */
+    int64_t block;      /* elements per col of the grid (1: cols are elements) */
+    int brows, bcols;   /* bins used: min(rows, QC_HEAT_ROWS) x min(cols, QC_HEAT_COLS) */
+    uint32_t count[QC_HEAT_ROWS * QC_HEAT_COLS];
+} qc_mismatch_map;
+
+/* Rule bound: |got - expected| / bound per element, in half-decade bins from 1e-6 (bin 0: below,
+ * bin 23: 1e5 and above); zero counts the elements equal to the reference. */
+typedef struct qc_ratio_hist {
+    char output[48];
+    int64_t zero;
+    uint32_t bins[QC_RATIO_BINS];
+} qc_ratio_hist;
+
+enum { QC_PLOT_STAGES = 10, QC_PLOT_K = 64 };
+typedef struct qc_stage_row {
+    char name[40];
+    int64_t bad, n;
+    double maxerr;
+} qc_stage_row;
+
+/* What the HTML report draws for a failing item: the mismatch map of the output with the most
+ * mismatches, the error / bound histogram of the bound output that came closest to its bound, and
+ * for ops with stage tensors the stage table and the error mass along K (the last dimension) of
+ * the first stage that differs, in at most QC_PLOT_K bins. */
+typedef struct qc_plots {
+    int has_map, has_ratio;
+    qc_mismatch_map map;
+    qc_ratio_hist ratio;
+    double ratio_tightness;   /* the worst error / bound of that output */
+    int nstages, first_stage; /* first_stage: index into stages, -1 when every stage agrees */
+    qc_stage_row stages[QC_PLOT_STAGES];
+    int64_t k_cols;           /* columns of the first differing stage (0: no profile) */
+    int k_bins;
+    float along_k[QC_PLOT_K];
+} qc_plots;
+
 typedef struct qc_result {
     char case_id[512];  /* instance id (cases.h QC_ID_LEN): case name + params, e.g. cast_fp8[to=e4m3fn,...] */
     char case_name[64]; /* the case file's name, e.g. cast_fp8 */
@@ -33,6 +76,7 @@ typedef struct qc_result {
     char detail[4096]; /* mismatch report (first N with coordinates, hex, decoded, class) or reason */
     int unsaved;       /* --keep-failing could not save this item's golden: the run fails (nothing lost quietly) */
     int64_t position;  /* the item's place in the unsharded selection (instance, then backend): merge order */
+    qc_plots plots;    /* for the HTML report (filled for failing items) */
 } qc_result;
 
 /* What a report says about the run as a whole. */

@@ -139,6 +139,19 @@ int qc_instance_expected(const qc_instance *in, int with_derived, qc_tensor_set 
     return 0;
 }
 
+/* The mismatch map of the output with the most mismatches, the histogram of the bound output
+ * closest to its bound. */
+static void keep_plots(const qc_compare_out *o, qc_plots *pl)
+{
+    int64_t have = 0;
+    for (int i = 0; pl->has_map && i < QC_HEAT_ROWS * QC_HEAT_COLS; i++)
+        have += pl->map.count[i];
+    if (o->mismatches > 0 && o->mismatches > have)
+        pl->map = o->map, pl->has_map = 1;
+    if (o->has_bound && (!pl->has_ratio || o->tightness > pl->ratio_tightness))
+        pl->ratio = o->ratio, pl->has_ratio = 1, pl->ratio_tightness = o->tightness;
+}
+
 /* Outputs coupled to another are compared after it, so that its budget map exists. */
 void qc_judge(const qc_case *c, const qc_params *p, const qc_tensor_set *inputs, qc_tensor_set *expected,
               qc_tensor_set *got, int show, qc_result *r)
@@ -181,6 +194,7 @@ void qc_judge(const qc_case *c, const qc_params *p, const qc_tensor_set *inputs,
                 }
             qc_compare_out o;
             qc_compare(s, p, inputs, e, g, &x, show, &o, r->detail, sizeof r->detail);
+            keep_plots(&o, &r->plots);
             n += o.n;
             bad += o.mismatches < 0 ? o.n + 1 : o.mismatches;
             degenerate += o.degenerate;
@@ -231,7 +245,7 @@ void qc_run_one(const qc_work *w, const qc_run_config *cfg, qc_result *r)
     }
     qc_judge(in->c, &in->params, &inputs, &expected, &got, cfg->show, r);
     if (r->verdict == QC_FAIL) /* ops with stage tensors: where the backend first parts (stages.h) */
-        qc_stage_report(&in->params, &expected, &got, r->detail, sizeof r->detail);
+        qc_stage_report(&in->params, &expected, &got, r->detail, sizeof r->detail, &r->plots);
     if (cfg->keep_failing && r->verdict == QC_FAIL)
         qc_keep_failing(cfg->keep_failing, in, w->backend->name, &inputs, &expected, &got, r);
 done:
@@ -323,6 +337,7 @@ static void finish_unit(slot *s, const unit *u, const int *idx, qc_result *resul
             memcpy(r->figures, s->buf[j].figures, sizeof r->figures);
             memcpy(r->detail, s->buf[j].detail, sizeof r->detail);
             r->unsaved = s->buf[j].unsaved;
+            r->plots = s->buf[j].plots;
         } else if (timed_out) {
             r->verdict = QC_ERROR;
             snprintf(r->figures, sizeof r->figures, "timeout after %.0f s", cfg->timeout);

@@ -85,8 +85,21 @@ static void blocks_touched(const double *prof, int64_t cols, int64_t p, char *ou
     }
 }
 
+/* The per-column error mass prof[cols] in at most QC_PLOT_K bins (their maximum). */
+static void keep_profile(const double *prof, int64_t cols, qc_plots *pl)
+{
+    pl->k_cols = cols;
+    pl->k_bins = (int)(cols < QC_PLOT_K ? cols : QC_PLOT_K);
+    for (int b = 0; b < pl->k_bins; b++)
+        pl->along_k[b] = 0;
+    for (int64_t c = 0; c < cols; c++) {
+        int b = (int)(c * pl->k_bins / cols);
+        pl->along_k[b] = (float)prof[c] > pl->along_k[b] ? (float)prof[c] : pl->along_k[b];
+    }
+}
+
 static void row(const qc_params *p, const qc_tensor *e, const qc_tensor *g, const qc_tensor *bound,
-                const qc_tensor *ids, int *first, char *d, size_t len)
+                const qc_tensor *ids, int *first, char *d, size_t len, qc_plots *pl)
 {
     int64_t n = qc_tensor_numel(e), cols = e->ndim > 1 ? e->shape[e->ndim - 1] : n, worst = -1, bad = 0;
     double maxerr = 0, maxratio = 0;
@@ -107,6 +120,13 @@ static void row(const qc_params *p, const qc_tensor *e, const qc_tensor *g, cons
             maxratio = err / value(bound, i);
     }
     qc_appendf(d, len, "  %-22s %9lld/%-9lld", e->name, (long long)bad, (long long)n);
+    if (pl && pl->nstages < QC_PLOT_STAGES) {
+        qc_stage_row *sr = &pl->stages[pl->nstages++];
+        snprintf(sr->name, sizeof sr->name, "%s", e->name);
+        sr->bad = bad, sr->n = n, sr->maxerr = maxerr;
+        if (bad && *first)
+            pl->first_stage = pl->nstages - 1;
+    }
     if (!bad) {
         qc_appendf(d, len, "  =\n");
         return;
@@ -127,6 +147,8 @@ static void row(const qc_params *p, const qc_tensor *e, const qc_tensor *g, cons
     if (*first && e->ndim >= 2 && cols >= 16) {
         double *prof = malloc((size_t)cols * sizeof *prof);
         int64_t per = prof ? period(e, g, prof, cols) : 0;
+        if (prof && pl)
+            keep_profile(prof, cols, pl);
         char touched[96] = "";
         if (per)
             blocks_touched(prof, cols, per, touched, sizeof touched);
@@ -142,9 +164,12 @@ static void row(const qc_params *p, const qc_tensor *e, const qc_tensor *g, cons
     qc_appendf(d, len, "\n");
 }
 
-void qc_stage_report(const qc_params *p, const qc_tensor_set *expected, const qc_tensor_set *got, char *d, size_t len)
+void qc_stage_report(const qc_params *p, const qc_tensor_set *expected, const qc_tensor_set *got, char *d, size_t len,
+                     qc_plots *pl)
 {
     int any = 0, first = 1;
+    if (pl)
+        pl->nstages = 0, pl->first_stage = -1;
     for (int i = 0; i < expected->n; i++)
         any |= strncmp(expected->t[i].name, "stage.", 6) == 0;
     if (!any)
@@ -166,7 +191,7 @@ void qc_stage_report(const qc_params *p, const qc_tensor_set *expected, const qc
             }
             char bn[QC_NAME_LEN + 8];
             snprintf(bn, sizeof bn, "%s.bound", e->name);
-            row(p, e, g, qc_set_find((qc_tensor_set *)expected, bn), ids, &first, d, len);
+            row(p, e, g, qc_set_find((qc_tensor_set *)expected, bn), ids, &first, d, len, pl);
         }
 }
 

@@ -6,6 +6,9 @@ qc_test(harness_compare quick $<TARGET_FILE:test_compare>)
 if(Python3_FOUND)
   qc_test(harness_cli quick ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_harness.py
           --qcheck ${QC_QCHECK} --cases ${PROJECT_SOURCE_DIR}/cases)
+  # index.html in headless Chromium (SKIPPED without a browser; ci/deps.sh installs one)
+  qc_test(html_report quick ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_html.py
+          --qcheck ${QC_QCHECK} --cases ${PROJECT_SOURCE_DIR}/cases)
 else()
   qc_test(harness_cli quick sh -c "echo 'SKIPPED: python3 not found'; exit 77")
 endif()

@@ -518,7 +518,7 @@ static void stage_table(const char *op, const char *kv, qc_tensor_set *in, const
     if (qc_op_find(op)->reference(&ce) || !b || qc_backend_call(b, op, &cg))
         snprintf(table, len, "refused: %s", err);
     else
-        qc_stage_report(&p, &e, &g, table, len);
+        qc_stage_report(&p, &e, &g, table, len, NULL);
     qc_set_free(&e), qc_set_free(&g);
 }
 

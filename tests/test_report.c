@@ -76,7 +76,7 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s/nested/report", argv[1]); /* parents missing: mkdir -p */
     CHECK(qc_report_write(dir, &info, r, 7, err, sizeof err) == 0, "write: %s", err);
     CHECK(qc_report_write(dir, &info, r, 7, err, sizeof err) == 0, "rewrite: %s", err);
-    CHECK(count_entries(dir) == 3, "%d entries in %s, expected the 3 reports only",
+    CHECK(count_entries(dir) == 4, "%d entries in %s, expected the 4 reports only",
           count_entries(dir), dir);
 
     char file[1100];

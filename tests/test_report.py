@@ -4,6 +4,7 @@ counts, grouping and that every special character survives (or is replaced as do
 harness/report.h: invalid UTF-8 and XML-illegal characters become U+FFFD).
 usage: test_report.py TEST_REPORT_EXE TMPDIR. Exit 0 pass, 1 fail. Strings match test_report.c."""
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -92,13 +93,30 @@ def check_md(path):
           "md sections")
 
 
+def check_html(path):
+    """The page's data is the run's, and no text a result carries becomes markup."""
+    html = open(path, encoding="utf-8").read()
+    m = re.search(r'<script id="qc-data" type="application/json">(.*?)</script>', html, re.S)
+    check(m is not None, "index.html holds its data in one script element")
+    if not m:
+        return
+    data = json.loads(m.group(1))
+    check(len(data["rows"]) == 7 and [r[0] for r in data["rows"]] ==
+          ["PASS", "FAIL", "ERROR", "MISTRUSTED", "SKIPPED", "FAIL", "PASS"], "html rows in order")
+    details = [it["detail"] for it in data["items"]]
+    check(D_FAIL in details and D_FAIL2 in details, "html items keep the details, special characters and all")
+    check("<script>alert(1)" not in html and "\\u003cscript>alert(1)" in m.group(1),
+          "a detail's <script> is data (\\u003c), never markup")
+
+
 def main():
     exe, tmp = sys.argv[1], sys.argv[2]
     shutil.rmtree(tmp, ignore_errors=True)
     r = subprocess.run([exe, tmp])
     check(r.returncode == 0, f"test_report exited {r.returncode}")
     d = os.path.join(tmp, "nested", "report")
-    check(sorted(os.listdir(d)) == ["junit.xml", "summary.json", "summary.md"], f"files {os.listdir(d)}")
+    check(sorted(os.listdir(d)) == ["index.html", "junit.xml", "summary.json", "summary.md"], f"files {os.listdir(d)}")
+    check_html(os.path.join(d, "index.html"))
     check_junit(os.path.join(d, "junit.xml"))
     check_json(os.path.join(d, "summary.json"))
     check_md(os.path.join(d, "summary.md"))
