@@ -6,11 +6,13 @@
 # chromium-headless-shell loads the HTML report in tests/test_html.py; plotly (PyPI) is only the
 # source of the plotly.min.js that the report inlines (CMake finds it; no Python at run time).
 #   QC_WITH_HIP=1 ci/deps.sh   also installs Debian's hipcc so ci/build-hip.sh can compile for AMD.
+#   QC_WITH_SLURM=1 ci/deps.sh also installs Slurm and munge for ci/slurm-cluster.sh (CTest label cluster).
 set -euo pipefail
 
 apt_pkgs=(cmake pkg-config libhdf5-dev libcjson-dev libmpfr-dev libgmp-dev libopenblas-dev lcov clang libclang-rt-14-dev
           chromium-headless-shell)
 [ "${QC_WITH_HIP:-0}" = 1 ] && apt_pkgs+=(hipcc)
+[ "${QC_WITH_SLURM:-0}" = 1 ] && apt_pkgs+=(slurmctld slurmd slurm-client munge) # ci/slurm-cluster.sh
 py_pkgs=(ml_dtypes numpy h5py plotly)
 
 missing=()

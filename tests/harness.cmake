@@ -9,6 +9,8 @@ if(Python3_FOUND)
   # index.html in headless Chromium (SKIPPED without a browser; ci/deps.sh installs one)
   qc_test(html_report quick ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_html.py
           --qcheck ${QC_QCHECK} --cases ${PROJECT_SOURCE_DIR}/cases)
+  # a real Slurm cluster on this machine: 4 array tasks, merged, against an unsharded run
+  qc_test(slurm_cluster cluster env QCHECK=${QC_QCHECK} bash ${PROJECT_SOURCE_DIR}/ci/slurm-cluster.sh)
 else()
   qc_test(harness_cli quick sh -c "echo 'SKIPPED: python3 not found'; exit 77")
 endif()
