@@ -32,7 +32,7 @@ static void run_help(void)
     printf("usage: qcheck run [--case NAME[,NAME..]] [--suite quick|full|bringup] [--backend B[,B..]]\n"
            "                  [--filter REGEX] [--params k=v,..] [--seed S] [--jobs N] [--shard I/N|auto]\n"
            "                  [--timeout SEC] [--show N] [-v|--quiet] [--report DIR] [--keep-failing DIR]\n"
-           "                  [--batch N] [--device N]\n"
+           "                  [--batch N] [--device N | --devices A,B,..]\n"
            "Expands the case files (%s, or $QCHECK_CASES) of one tier into instances and runs\n"
            "every selected backend on each, in a child process with a timeout: a crash or hang is\n"
            "ERROR for that item alone. Each failing item (FAIL, ERROR, MISTRUSTED) gets a line:\n"
@@ -68,7 +68,9 @@ static void run_help(void)
            "  --keep-failing DIR  save every failing instance as an HDF5 golden (inputs, reference\n"
            "                   outputs, and the backend's outputs as stage 'backend')\n"
            "  --batch N        exec backends: items per process [256]\n"
-           "  --device N       the GPU handed to GPU backends [0]\n",
+           "  --device N       the GPU handed to GPU backends [0]\n"
+           "  --devices A,B,.. spread the items over these GPUs: one worker per GPU for backends\n"
+           "                   with persistent workers (cuda), items handed to the GPUs in turn\n",
            QC_CASES_DIR);
 }
 
@@ -338,6 +340,35 @@ static void summarize(const qc_result *res, int n, const qc_backend *const *back
         *exit_code = QC_EXIT_FAIL;
 }
 
+/* --devices A,B,..: distinct GPU indices in [0, 1023], at most QC_MAX_DEVICES. */
+static int parse_devices(const char *cmd, const char *list, qc_run_config *cfg)
+{
+    char buf[256], *save;
+    snprintf(buf, sizeof buf, "%s", list);
+    cfg->ndevices = 0;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        long v;
+        if (cfg->ndevices == QC_MAX_DEVICES) {
+            qc_error(cmd, "--devices '%s': at most %d GPUs", list, QC_MAX_DEVICES);
+            return 1;
+        }
+        if (parse_int(cmd, "devices", t, 0, 1023, &v) != QC_EXIT_OK)
+            return 1;
+        for (int k = 0; k < cfg->ndevices; k++)
+            if (cfg->devices[k] == v) {
+                qc_error(cmd, "--devices '%s': GPU %ld twice", list, v);
+                return 1;
+            }
+        cfg->devices[cfg->ndevices++] = (int)v;
+    }
+    if (!cfg->ndevices) {
+        qc_error(cmd, "--devices '%s': no GPU index", list);
+        return 1;
+    }
+    cfg->device = cfg->devices[0];
+    return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     static const char *const flags[] = {"quiet", "verbose", NULL};
@@ -353,6 +384,7 @@ int cmd_run(int argc, char **argv)
     const char *seed_arg = qc_opt(&a, "seed"), *jobs_arg = qc_opt(&a, "jobs"), *shard = qc_opt(&a, "shard");
     const char *timeout_arg = qc_opt(&a, "timeout"), *show_arg = qc_opt(&a, "show");
     const char *report_dir = qc_opt(&a, "report"), *batch_arg = qc_opt(&a, "batch"), *device_arg = qc_opt(&a, "device");
+    const char *devices_arg = qc_opt(&a, "devices");
     qc_run_config cfg = {.jobs = 1, .timeout = 60, .shard_count = 1, .show = 8};
     cfg.verbosity = qc_flag(&a, "verbose") ? QC_VERBOSE : qc_flag(&a, "quiet") ? QC_QUIET : QC_DEFAULT;
     cfg.progress = cfg.verbosity == QC_QUIET      ? QC_PROGRESS_NONE
@@ -400,6 +432,8 @@ int cmd_run(int argc, char **argv)
         cfg.device = (int)v;
     else if (device_arg)
         return QC_EXIT_USAGE;
+    if (devices_arg && (device_arg || parse_devices(a.cmd, devices_arg, &cfg)))
+        return device_arg ? (qc_error(a.cmd, "--device and --devices: give one of them"), QC_EXIT_USAGE) : QC_EXIT_USAGE;
     if (shard && qc_parse_shard(a.cmd, shard, &cfg.shard_index, &cfg.shard_count))
         return QC_EXIT_USAGE;
     qc_params want = {0};

@@ -270,6 +270,7 @@ typedef struct unit {
     int first, n;  /* its items are idx[first .. first + n) */
     int exec;
     int worker;    /* -1, or the persistent worker (QCHECK_BACKEND_PERSISTENT) that runs it */
+    int device;    /* the GPU its items are handed (--devices spreads the units over them) */
 } unit;
 
 typedef struct slot {
@@ -298,10 +299,12 @@ static void start_unit(const qc_work *work, const int *idx, const unit *u, const
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
+        qc_run_config mine = *cfg;
+        mine.device = u->device;
         if (u->exec)
-            qc_exec_batch(work, idx + u->first, u->n, cfg, s->buf);
+            qc_exec_batch(work, idx + u->first, u->n, &mine, s->buf);
         else
-            qc_run_one(&work[idx[u->first]], cfg, s->buf);
+            qc_run_one(&work[idx[u->first]], &mine, s->buf);
         const char *p = (const char *)s->buf;
         size_t left = s->want;
         while (left) {
@@ -402,6 +405,7 @@ static int prepare(const qc_work *w, qc_result *r)
  * timeout costs the item that was running; the next item starts a fresh worker. */
 typedef struct worker {
     const qc_backend *backend;
+    int device;    /* the GPU it is handed: one worker per backend and device (--devices) */
     pid_t pid;
     int to, from;  /* item indices in, acks out */
     int item;      /* the work index it runs, -1 when idle */
@@ -413,35 +417,41 @@ static int persistent(const qc_backend *b) { return b->abi && (b->abi->flags & Q
 
 #define QC_MAX_WORKERS 16
 
-static int worker_of(worker *w, int *nw, const qc_backend *b)
+static int worker_of(worker *w, int *nw, const qc_backend *b, int device)
 {
     for (int i = 0; i < *nw; i++)
-        if (w[i].backend == b)
+        if (w[i].backend == b && w[i].device == device)
             return i;
     if (*nw == QC_MAX_WORKERS)
         return -1; /* more persistent backends than workers: the rest run a child per item */
-    w[*nw] = (worker){.backend = b, .item = -1};
+    w[*nw] = (worker){.backend = b, .device = device, .item = -1};
     return (*nw)++;
 }
 
-static void worker_loop(const qc_work *work, const qc_run_config *cfg, qc_result *results, int in, int out)
+static void worker_loop(const qc_work *work, const qc_run_config *cfg, int device, qc_result *results, int in, int out)
 {
     int i;
+    qc_run_config mine = *cfg;
+    mine.device = device;
     while (read(in, &i, sizeof i) == (ssize_t)sizeof i) {
         qc_result r;
         memset(&r, 0, sizeof r);
-        qc_run_one(&work[i], cfg, &r);
+        qc_run_one(&work[i], &mine, &r);
         results[i].verdict = r.verdict;
         memcpy(results[i].figures, r.figures, sizeof r.figures);
         memcpy(results[i].detail, r.detail, sizeof r.detail);
         results[i].unsaved = r.unsaved;
+        results[i].plots = r.plots;
         if (write(out, &i, sizeof i) != (ssize_t)sizeof i)
             _exit(3);
     }
     _exit(0);
 }
 
-static int worker_start(worker *w, const qc_work *work, const qc_run_config *cfg, qc_result *results)
+/* others[0 .. nothers): the workers already running, whose pipe ends the new child must not keep
+ * (a worker sees EOF, its cue to exit, only once every copy of its input's write end is closed). */
+static int worker_start(worker *w, const worker *others, int nothers, const qc_work *work, const qc_run_config *cfg,
+                        qc_result *results)
 {
     int down[2], up[2];
     fflush(stdout);
@@ -455,7 +465,10 @@ static int worker_start(worker *w, const qc_work *work, const qc_run_config *cfg
     pid_t pid = fork();
     if (pid == 0) {
         close(down[1]), close(up[0]);
-        worker_loop(work, cfg, results, down[0], up[1]);
+        for (int k = 0; k < nothers; k++)
+            if (others[k].pid > 0 && &others[k] != w)
+                close(others[k].to), close(others[k].from);
+        worker_loop(work, cfg, w->device, results, down[0], up[1]);
     }
     close(down[0]), close(up[1]);
     if (pid < 0) {
@@ -491,12 +504,19 @@ static void worker_lost(worker *w, qc_result *results, int timed_out, double tim
     w->pid = 0;
 }
 
+/* The GPU of the k-th unit: --devices in turn (one persistent worker per backend and device, so
+ * each GPU gets its share of the items), else --device. */
+static int device_of(const qc_run_config *cfg, int k)
+{
+    return cfg->ndevices > 0 ? cfg->devices[k % cfg->ndevices] : cfg->device;
+}
+
 /* The units: each exec backend's items in batches of cfg->batch (work order inside a batch), then
  * every other item alone. Items SKIPPED here get no unit. idx lists the items unit by unit. */
 static int make_units(const qc_work *work, int n, const qc_run_config *cfg, qc_result *results, int *idx, unit *units,
                       char *finished, worker *workers, int *nw)
 {
-    int nu = 0, ni = 0, batch = cfg->batch > 0 ? cfg->batch : 256;
+    int nu = 0, ni = 0, batch = cfg->batch > 0 ? cfg->batch : 256, spread = 0;
     for (int i = 0; i < n; i++)
         finished[i] = (char)prepare(&work[i], &results[i]);
     for (int i = 0; i < n; i++) { /* the first item of each exec backend gathers all of that backend's */
@@ -510,14 +530,15 @@ static int make_units(const qc_work *work, int n, const qc_run_config *cfg, qc_r
             if (work[e].backend != be || finished[e])
                 continue;
             if (!nu || !units[nu - 1].exec || work[idx[units[nu - 1].first]].backend != be || units[nu - 1].n >= batch)
-                units[nu++] = (unit){ni, 0, 1, -1};
+                units[nu++] = (unit){ni, 0, 1, -1, device_of(cfg, spread++)};
             units[nu - 1].n++;
             idx[ni++] = e;
         }
     }
     for (int i = 0; i < n; i++)
         if (!work[i].backend->exec_cmd && !finished[i]) {
-            units[nu++] = (unit){ni, 1, 0, persistent(work[i].backend) ? worker_of(workers, nw, work[i].backend) : -1};
+            int d = device_of(cfg, spread++);
+            units[nu++] = (unit){ni, 1, 0, persistent(work[i].backend) ? worker_of(workers, nw, work[i].backend, d) : -1, d};
             idx[ni++] = i;
         }
     return nu;
@@ -580,7 +601,7 @@ static void feed_workers(sched *s)
         if (k->next_unit >= s->nu)
             continue;
         int i = s->idx[s->units[k->next_unit].first];
-        if ((!k->pid && worker_start(k, s->work, s->cfg, s->results)) ||
+        if ((!k->pid && worker_start(k, s->workers, s->nw, s->work, s->cfg, s->results)) ||
             write(k->to, &i, sizeof i) != (ssize_t)sizeof i) {
             qc_result *r = &s->results[i];
             r->verdict = QC_ERROR;

@@ -9,6 +9,7 @@
 #include "result.h"
 
 enum { QC_QUIET, QC_DEFAULT, QC_VERBOSE };
+enum { QC_MAX_DEVICES = 16 };
 /* A live line on a terminal, a line a minute in a log (CI), or none. */
 enum { QC_PROGRESS_NONE, QC_PROGRESS_LIVE, QC_PROGRESS_MINUTE };
 
@@ -23,6 +24,8 @@ typedef struct qc_run_config {
     int verbosity;        /* QC_QUIET: failing items; QC_DEFAULT: and progress; QC_VERBOSE: every item */
     int batch;            /* exec backends: items per process [256] */
     int device;           /* --device N: the GPU an ABI backend is handed (qcheck_ctx.device) */
+    int devices[QC_MAX_DEVICES]; /* --devices A,B,..: items spread over these GPUs (ndevices 0: device alone) */
+    int ndevices;
 } qc_run_config;
 
 typedef struct qc_work {

@@ -40,7 +40,8 @@ static qcheck_status cast(const qcheck_cast_args *a, qcheck_ctx *ctx)
     static int calls;
     calls++;
     if (a->to != QC_E4M3FN || a->policy.overflow != QC_OVERFLOW_SATFINITE || a->policy.nan_sign != QC_NAN_CANONICAL) {
-        snprintf(ctx->msg, ctx->msglen, "persistent test plugin: pid %d call %d", (int)getpid(), calls);
+        snprintf(ctx->msg, ctx->msglen, "persistent test plugin: pid %d call %d device %d", (int)getpid(), calls,
+                 ctx->device);
         return QCHECK_DECLINED;
     }
     int64_t n = qcheck_numel(&a->x);

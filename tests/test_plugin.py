@@ -87,6 +87,22 @@ def test_persistent(qcheck, plugin):
           "a crash is ERROR for its item (%d)" % len(crashed))
     check(len(hung) == 6 and all("timeout" in l for l in hung), "a hang is ERROR after --timeout (%d)" % len(hung))
     check(len(passed) == 12 and s and s[1] == 12, "every other item still passes after the restarts: %s" % (s,))
+    # --devices: one worker per GPU, the items handed to the GPUs in turn (ctx.device in the reason)
+    rc, out, _ = run(qcheck, ["run", "--case", "cast_fp8", "--timeout", "2", "-v", "--jobs", "3", "--devices", "0,2,5",
+                              "--backend", "plugin:" + plugin])
+    seen = re.findall(r"pid (\d+) call \d+ device (\d+)", out)
+    per = {d: sum(1 for _, x in seen if x == d) for d in ("0", "2", "5")}
+    pids = {d: {p for p, x in seen if x == d} for d in per}
+    check(set(x for _, x in seen) == {"0", "2", "5"} and max(per.values()) - min(per.values()) <= 2,
+          "--devices 0,2,5 spreads the items evenly over the three GPUs: %s" % per)
+    check(not (pids["0"] & pids["2"]) and not (pids["0"] & pids["5"]) and not (pids["2"] & pids["5"]),
+          "each GPU has workers of its own: %s" % pids)
+    check(summary(out) == s, "the same verdicts as on one device: %s %s" % (summary(out), s))
+    for bad, why in (("0,0", "GPU 0 twice"), ("0,x", "devices"), ("", "no GPU index")):
+        rc, _, err = run(qcheck, ["run", "--case", "cast_fp8", "--devices", bad])
+        check(rc == 2 and why in err, "--devices '%s' is a usage error naming it (%d: %s)" % (bad, rc, err.strip()))
+    rc, _, err = run(qcheck, ["run", "--case", "cast_fp8", "--devices", "0,1", "--device", "1"])
+    check(rc == 2 and "give one of them" in err, "--device with --devices is refused (%d)" % rc)
 
 
 def test_bringup(qcheck, plugin):
