@@ -16,6 +16,7 @@ typedef struct qc_moe_cfg {
     int64_t t, h, i, e, shared; /* tokens, hidden, intermediate, routed experts, fused shared experts */
     qc_route_cfg route;
     qc_act_cfg act;
+    const float *logits;        /* the router logits [t, e], for a tweak to read (route.bias likewise) */
     int weight_on_input;        /* apply_router_weight_on_input: w multiplies the GEMM1 output (after b13) */
     int bias;                   /* b13 and b2 */
     float rsf_out;              /* the routed scaling applied once after the sum (1 when in the weights) */

@@ -31,6 +31,25 @@ static const char *swiglu_no_clamp(qc_moe_cfg *m)
     return NULL;
 }
 
+/* Whether some token chooses an expert whose biased score sigmoid(z) + bias is <= 0 under the
+ * reference's routing: only there can a masked expert scored 0 take its place. The scores are
+ * the reference's (qcref_route's weights before renormalisation and scaling). */
+static int chosen_negative(const qc_moe_cfg *m)
+{
+    qc_route_cfg r = m->route;
+    r.renorm = 0, r.rsf = 1.0f, r.rsf_in_weights = 0, r.n_shared = 0;
+    int ids[QC_MAX_EXPERTS];
+    float w[QC_MAX_EXPERTS];
+    for (int64_t t = 0; t < m->t; t++) {
+        if (qcref_route(&r, m->logits + t * m->e, ids, w))
+            return 1; /* the reference refuses: let the op say so */
+        for (int j = 0; j < r.top_k; j++)
+            if (ids[j] >= 0 && ids[j] < m->e && w[j] + r.bias[ids[j]] <= 0.0f)
+                return 1;
+    }
+    return 0;
+}
+
 /* T-RT1 (sglang#3705, vllm#13474, DeepSeek-V3#741): experts of dropped groups scored 0, not -inf. */
 static const char *masked_groups_zero(qc_moe_cfg *m)
 {
@@ -42,6 +61,8 @@ static const char *masked_groups_zero(qc_moe_cfg *m)
         return "without a correction bias every score is positive: a masked expert scored 0 is never chosen";
     if (m->route.mask_zero)
         return "the routing already scores masked experts 0";
+    if (m->logits && !chosen_negative(m))
+        return "no token's chosen expert has a negative biased score: a masked expert scored 0 never displaces one";
     m->route.mask_zero = 1;
     return NULL;
 }

@@ -498,6 +498,8 @@ int qc_moe_op(qc_op_call *c, qc_moe_tweak tweak)
         return 2;
     const qc_tensor *rb = qc_set_find((qc_tensor_set *)c->in, "route_bias");
     s.cfg.route.bias = rb && qc_tensor_numel(rb) ? rb->data : NULL; /* for a tweak to read; routing sets it again */
+    const qc_tensor *lg = qc_set_find((qc_tensor_set *)c->in, "logits");
+    s.cfg.logits = lg && lg->storage == QC_ST_F32 && qc_tensor_numel(lg) == s.cfg.t * s.cfg.e ? lg->data : NULL;
     const char *why = tweak ? s.cfg.t == 0 ? "no tokens: nothing a rule could change" : tweak(&s.cfg) : NULL;
     if (why) {
         snprintf(c->err, c->errlen, "%s", why);

@@ -429,6 +429,17 @@ class BoundaryTest(ExportedBatch):
                              (mutant, "\n".join(l for l in out.splitlines() if l.startswith("PASS"))[:3000]))
             self.assertGreater(failed, 0, mutant)
 
+    def test_every_moe_mutant_fails_every_instance_it_can_act_on(self):
+        # masked-groups-zero declines a token draw where no chosen expert has a negative biased
+        # score (the reference's own routing says so), the others rules the op's params decide
+        cases = ("deepseek_v3_moe", "fp8_block_moe", "nvfp4_moe", "mxfp4_moe", "fp8_tensor_moe", "deepseek_v2_moe")
+        for mutant in ("moe-gate-up-swapped", "moe-rsf-twice", "moe-swiglu-no-clamp", "moe-masked-groups-zero",
+                       "moe-scale-block-off-by-one"):
+            out, (passed, failed, _) = self.mutant_run(cases, mutant)
+            self.assertEqual(passed, 0, "%s escapes on:\n%s" %
+                             (mutant, "\n".join(l for l in out.splitlines() if l.startswith("PASS"))[:3000]))
+            self.assertGreater(failed, 0, mutant)
+
     @unittest.skipUnless(HAVE_ML_DTYPES, "ml_dtypes is the independent e4m3 grid")
     def test_a_tiny_tensor_reads_the_eps_and_the_eps_mutant_fails_it(self):
         # sglang-native per tensor: amax.clamp(1e-12), s = amax * fl32(1/448) (formats.md §13), x / s

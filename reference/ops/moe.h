@@ -24,6 +24,8 @@ typedef enum qc_route_method {
     QC_ROUTE_COUNT
 } qc_route_method;
 
+#define QC_MAX_EXPERTS 1024 /* routed experts a routing takes (qcref_route_check) */
+
 typedef struct qc_route_cfg {
     qc_route_method method;
     int experts, top_k;

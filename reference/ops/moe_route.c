@@ -4,7 +4,6 @@
 
 #include "moe.h"
 
-#define QC_MAX_EXPERTS 1024
 
 static const char *const method_names[QC_ROUTE_COUNT] = {"softmax", "renorm_naive",   "renormalize", "sigmoid",
                                                          "sigmoid_renorm", "topk_sigmoid", "llama4", "deepseek_v3",
