@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "runner.h"
 #include "recipes/recipes.h"
 
 #include "check.h"
@@ -336,8 +337,40 @@ static void test_scale_coupled_budget(void)
     qc_tensor_free(&qgt);
 }
 
+/* qc_judge: a stage tensor the backend does not give is not compared (a vendor kernel exposes no
+ * intermediates) and the detail says so; a missing plain output is ERROR. */
+static void test_optional_stage_tensors(void)
+{
+    const uint8_t v[4] = {1, 2, 3, 4};
+    qc_case c = {.ncompares = 2};
+    snprintf(c.op, sizeof c.op, "gemm");
+    c.compares[0] = (qc_compare_spec){.output = "y", .rule = "bitexact", .degenerate_ok = 1, .budget_class = -1};
+    c.compares[1] = (qc_compare_spec){.output = "stage.dequant.b", .rule = "bitexact", .degenerate_ok = 1, .budget_class = -1};
+    qc_tensor_set in = {0}, expected = {0}, got = {0}, none = {0};
+    qc_tensor t;
+    codes(&t, "y", "e4m3fn", 1, 4, v), qc_set_add(&expected, &t);
+    codes(&t, "stage.dequant.b", "e4m3fn", 1, 4, v), qc_set_add(&expected, &t);
+    codes(&t, "y", "e4m3fn", 1, 4, v), qc_set_add(&got, &t);
+    qc_params p = {0};
+    qc_result r;
+    memset(&r, 0, sizeof r);
+    qc_judge(&c, &p, &in, &expected, &got, 8, &r);
+    CHECK(r.verdict == QC_PASS && strstr(r.detail, "stage.dequant.b: not produced by the backend"),
+          "a stage tensor the backend does not give is not compared, and said so (%d: %s)", r.verdict, r.detail);
+    ((uint8_t *)qc_set_find(&got, "y")->data)[2] = 9;
+    memset(&r, 0, sizeof r);
+    qc_judge(&c, &p, &in, &expected, &got, 8, &r);
+    CHECK(r.verdict == QC_FAIL, "the outputs it gives are still judged (%d)", r.verdict);
+    memset(&r, 0, sizeof r);
+    qc_judge(&c, &p, &in, &expected, &none, 8, &r);
+    CHECK(r.verdict == QC_ERROR && strstr(r.figures, "output 'y' missing"), "a missing plain output is ERROR: %s",
+          r.figures);
+    qc_set_free(&expected), qc_set_free(&got);
+}
+
 int main(void)
 {
+    test_optional_stage_tensors();
     test_bound();
     test_scale_coupled_budget();
     test_padding_mask();
