@@ -433,12 +433,12 @@ static int eps_binds(const qc_quant_job *j, float amax)
     const qc_recipe_policy *p = &j->policy;
     if (j->has_static || j->recipe == QC_RECIPE_NVFP4 || (j->recipe >= QC_RECIPE_MXFP8 && p->mx_rule == QC_MX_E8M0_OF_AMAX))
         return 0;
-    if (p->eps_at == QC_EPS_AMAX)
-        return amax < p->eps;
+    if (p->eps_at != QC_EPS_SCALE)
+        return p->eps_at == QC_EPS_AMAX && amax < p->eps;
     qc_recipe_policy none = *p;
     none.eps_at = QC_EPS_NONE;
     float with = qcref_scale_from_amax(amax, p), without = qcref_scale_from_amax(amax, &none);
-    return p->eps_at == QC_EPS_SCALE && memcmp(&with, &without, sizeof with);
+    return memcmp(&with, &without, sizeof with) != 0;
 }
 
 /* Whether an element of the block gets another code from the element operation kernels swap for
@@ -501,10 +501,8 @@ int qc_quant_job_coverage(const qc_quant_job *j, const float *x, unsigned *class
     trace t = {0};
     t.pre = malloc(sizeof *t.pre * (size_t)(n ? n : 1));
     int rc = !sp || !t.pre || qc_quant_job_alloc(j, &t.qz) ? 2 : 0;
-    double mid[256], grid[256];
-    int nmid = midpoints(j->policy.elem, mid, 256), ng = qc_format_grid(j->policy.elem, grid, 256);
-    /* where round to nearest leaves the largest code: saturation changes the result from here on */
-    double overflow = ng >= 2 ? grid[ng - 1] + (grid[ng - 1] - grid[ng - 2]) / 2 : INFINITY;
+    double mid[256], overflow = qc_format_overflow(j->policy.elem);
+    int nmid = midpoints(j->policy.elem, mid, 256);
     *classes = 0;
     if (!rc && nb && !trace_run(j, x, &t)) {
         spans_of(j, sp);
@@ -546,7 +544,7 @@ unsigned qc_quant_coverage_required(const qc_params *p)
         need |= 1u << QC_COV_NAN_INF;
     if (j.recipe == QC_RECIPE_BLOCK || (j.recipe == QC_RECIPE_TOKEN_GROUP && j.policy.partial_group))
         need |= 1u << QC_COV_PARTIAL_BLOCK;
-    if (j.policy.eps_at != QC_EPS_NONE && eps_binds(&j, 0.0f)) /* an eps that an all-zero block reads */
+    if (eps_binds(&j, 0.0f)) /* an eps that an all-zero block reads */
         need |= 1u << QC_COV_EPS_FLOOR;
     return need;
 }

@@ -432,8 +432,12 @@ int cmd_run(int argc, char **argv)
         cfg.device = (int)v;
     else if (device_arg)
         return QC_EXIT_USAGE;
-    if (devices_arg && (device_arg || parse_devices(a.cmd, devices_arg, &cfg)))
-        return device_arg ? (qc_error(a.cmd, "--device and --devices: give one of them"), QC_EXIT_USAGE) : QC_EXIT_USAGE;
+    if (devices_arg && device_arg) {
+        qc_error(a.cmd, "--device and --devices: give one of them");
+        return QC_EXIT_USAGE;
+    }
+    if (devices_arg && parse_devices(a.cmd, devices_arg, &cfg))
+        return QC_EXIT_USAGE;
     if (shard && qc_parse_shard(a.cmd, shard, &cfg.shard_index, &cfg.shard_count))
         return QC_EXIT_USAGE;
     qc_params want = {0};

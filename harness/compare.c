@@ -240,11 +240,14 @@ static int is_degenerate(const elems *e)
 
 /* Rule bound: the values (not the bits) within the reference's per-element bound; NaN must
  * meet NaN. The bound comes from the op's error analysis (docs/DESIGN.md "Comparison rules"). */
+static void ratio_add(qc_ratio_hist *h, double err, double bound);
+
 static int within_bound(const elems *e, const elems *g, const qc_tensor *bound, int64_t i, qc_mismatch_class *c,
-                        double *tightness)
+                        double *tightness, qc_ratio_hist *hist)
 {
     double ve = decoded(e, element(e, i)), vg = decoded(g, element(g, i));
     double b = bound->storage == QC_ST_F64 ? ((const double *)bound->data)[i] : ((const float *)bound->data)[i];
+    ratio_add(hist, ve == vg ? 0 : fabs(vg - ve), b);
     if (isnan(ve) || isnan(vg)) {
         *c = QC_MM_NAN_POLICY;
         return isnan(ve) && isnan(vg);
@@ -316,6 +319,7 @@ static void map_add(qc_mismatch_map *m, const qc_tensor *t, const qc_output_view
 {
     int64_t b, r, c;
     logical_of(t, v, i, &b, &r, &c);
+    m->mismatches++;
     int64_t row = b * m->per_batch + r, col = c / m->block;
     if (row < 0 || row >= m->rows || col < 0 || col >= m->cols)
         return; /* padding outside the logical grid */
@@ -388,10 +392,7 @@ int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_
         qc_mismatch_class c;
         int64_t at = -1;
         if (bound) {
-            double ve = decoded(&e, element(&e, i)), vg = decoded(&g, element(&g, i));
-            ratio_add(&out->ratio, ve == vg ? 0 : fabs(vg - ve),
-                      bound->storage == QC_ST_F64 ? ((const double *)bound->data)[i] : ((const float *)bound->data)[i]);
-            if (within_bound(&e, &g, bound, i, &c, &out->tightness))
+            if (within_bound(&e, &g, bound, i, &c, &out->tightness, &out->ratio))
                 continue;
         } else {
             if (element(&e, i) == element(&g, i))

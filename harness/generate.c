@@ -77,6 +77,13 @@ int qc_format_grid(qc_format f, double *vals, int cap)
     return n;
 }
 
+double qc_format_overflow(qc_format f)
+{
+    double grid[256];
+    int ng = qc_format_grid(f, grid, 256);
+    return ng >= 2 ? grid[ng - 1] + (grid[ng - 1] - grid[ng - 2]) / 2 : INFINITY;
+}
+
 static int edge_values(const qc_input_spec *spec, const qc_params *p, float *out, int cap)
 {
     int n = 0;

@@ -39,6 +39,9 @@ extern const char *const qc_edge_names[];
 
 /* The finite non-negative values of an 8-bit-or-narrower format, ascending (0 for wider formats). */
 int qc_format_grid(qc_format f, double *vals, int cap);
+/* Where round to nearest leaves f's largest finite code (the midpoint above it): saturating
+ * changes a value from here on. INFINITY for a format without a grid (bf16, f16). */
+double qc_format_overflow(qc_format f);
 
 /* boundary.c: rewrites x (the input of the quant job of p) so that each scale block carries the
  * boundaries of its recipe and profile. 0, or 2 with err. */

@@ -48,8 +48,6 @@ static char *read_plotly(char *note, size_t cap)
     return NULL;
 }
 
-static int failing(const qc_result *r) { return r->verdict == QC_FAIL || r->verdict == QC_ERROR || r->verdict == QC_MISTRUSTED; }
-
 static int add_text(cJSON *o, const char *key, const char *s, size_t cap)
 {
     char *t = qc_report_text(s, cap);
@@ -93,7 +91,7 @@ static int add_results(cJSON *root, const qc_result *r, int n)
                 return free(t), 0;
             free(t);
         }
-        if (!failing(&r[i]) || shown++ >= HTML_ITEMS)
+        if (!qc_verdict_failing(r[i].verdict) || shown++ >= HTML_ITEMS)
             continue;
         cJSON *it = cJSON_CreateObject();
         if (!it || !cJSON_AddItemToArray(items, it) ||

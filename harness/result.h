@@ -16,6 +16,8 @@ typedef enum qc_verdict {
 } qc_verdict;
 
 const char *qc_verdict_name(qc_verdict v);
+/* FAIL, ERROR and MISTRUSTED fail a run (and get a line of their own without -v). */
+static inline int qc_verdict_failing(qc_verdict v) { return v == QC_FAIL || v == QC_ERROR || v == QC_MISTRUSTED; }
 
 /* printf onto the end of the text in buf[len] (a result's detail): what does not fit is dropped. */
 void qc_appendf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -29,6 +31,7 @@ typedef struct qc_mismatch_map {
     int64_t per_batch;  /* rows of one batch */
     int64_t block;      /* elements per col of the grid (1: cols are elements) */
     int brows, bcols;   /* bins used: min(rows, QC_HEAT_ROWS) x min(cols, QC_HEAT_COLS) */
+    int64_t mismatches; /* of the output (padding outside the grid included) */
     uint32_t count[QC_HEAT_ROWS * QC_HEAT_COLS];
 } qc_mismatch_map;
 

@@ -143,10 +143,7 @@ int qc_instance_expected(const qc_instance *in, int with_derived, qc_tensor_set 
  * closest to its bound. */
 static void keep_plots(const qc_compare_out *o, qc_plots *pl)
 {
-    int64_t have = 0;
-    for (int i = 0; pl->has_map && i < QC_HEAT_ROWS * QC_HEAT_COLS; i++)
-        have += pl->map.count[i];
-    if (o->mismatches > 0 && o->mismatches > have)
+    if (o->mismatches > 0 && (!pl->has_map || o->mismatches > pl->map.mismatches))
         pl->map = o->map, pl->has_map = 1;
     if (o->has_bound && (!pl->has_ratio || o->tightness > pl->ratio_tightness))
         pl->ratio = o->ratio, pl->has_ratio = 1, pl->ratio_tightness = o->tightness;
@@ -261,8 +258,7 @@ done:
 
 void qc_print_result(const qc_result *r, int verbosity)
 {
-    int failing = r->verdict == QC_FAIL || r->verdict == QC_ERROR || r->verdict == QC_MISTRUSTED;
-    if (verbosity < QC_VERBOSE && !failing)
+    if (verbosity < QC_VERBOSE && !qc_verdict_failing(r->verdict))
         return;
     printf("%-10s %s  %s  %s  REPRO: %s\n", qc_verdict_name(r->verdict), r->case_id, r->backend, r->figures,
            r->repro);

@@ -34,31 +34,6 @@ static float *traced(const qc_quant_job *j, const float *x)
     return pre;
 }
 
-/* Whether some element of x, traced through job j, satisfies pred. 1 or 0; -1 out of memory. */
-static int traced_any(const qc_quant_job *j, const float *x, int (*pred)(const qc_quant_job *, float))
-{
-    float *pre = traced(j, x);
-    int hit = pre ? 0 : -1;
-    for (size_t i = 0; pre && i < j->rows * j->cols && !hit; i++)
-        hit = pred(j, pre[i]);
-    free(pre);
-    return hit;
-}
-
-/* v leaves the format's range (|v| at or past the round-to-nearest overflow threshold, Inf, or
- * NaN) where the profile's clamp and cast still write a non-NaN code: there the mutant writes NaN.
- * With a dynamic scale that is not rounded down no finite input gets there (the amax maps to the
- * max or below), and a NaN or Inf amax makes every element of the block NaN under both. */
-static int leaves_range(const qc_quant_job *j, float v)
-{
-    double grid[256];
-    int ng = qc_format_grid(j->policy.elem, grid, 256);
-    double overflow = grid[ng - 1] + (grid[ng - 1] - grid[ng - 2]) / 2;
-    return !(fabs((double)v) < overflow) && !isnan(qcref_recipe_clamp(v, &j->policy));
-}
-
-static int is_nan(const qc_quant_job *j, float v) { return (void)j, v != v; }
-
 /* ---- the mutants ---- */
 
 /* B20 (tilelang#3024): the clamp is fmaxf(fminf(q, max), -max), which turns NaN into +max, where
@@ -80,8 +55,12 @@ static const char *clamp_inert(const qc_quant_job *j, const float *x)
     if (qcref_encode(p->elem, qcref_recipe_clamp(NAN, p), &p->cast) ==
         qcref_encode(p->elem, qcref_recipe_clamp(NAN, &m.policy), &p->cast))
         return "the cast writes a NaN as the code the other clamp makes of it";
-    int hit = traced_any(j, x, is_nan);
-    return hit < 0 ? "out of memory tracing the scaled elements" : hit ? NULL : "no NaN reaches the clamp";
+    float *pre = traced(j, x);
+    int hit = 0;
+    for (size_t i = 0; pre && i < j->rows * j->cols && !hit; i++)
+        hit = pre[i] != pre[i];
+    free(pre);
+    return !pre ? "out of memory tracing the scaled elements" : hit ? NULL : "no NaN reaches the clamp";
 }
 
 /* B17 (pytorch/ao#4713, kernels-community#681): no eps and no zero guard, so an all-zero block
@@ -139,14 +118,23 @@ static void no_saturation(qc_quant_job *j)
     j->policy.cast.overflow = QC_OVERFLOW_NAN;
 }
 
-/* FP6 and FP4 have no NaN or Inf code: their cast saturates whatever the overflow rule says
+/* The mutant writes NaN where an element leaves the format's range after its scale (|v| at or
+ * past the round-to-nearest overflow threshold, Inf, or NaN) and the profile's clamp and cast
+ * still write a number. With a dynamic scale that is not rounded down no finite input gets there
+ * (the amax maps to the max or below), and a NaN or Inf amax makes the block NaN under both. FP6
+ * and FP4 have no NaN or Inf code: their cast saturates whatever the overflow rule says
  * (formats.md §3.1, §3.2). */
 static const char *no_saturation_inert(const qc_quant_job *j, const float *x)
 {
     if (qcref_format_bits(j->policy.elem) < 8)
         return "FP6/FP4 elements have no NaN or Inf code: the cast saturates either way";
-    int hit = traced_any(j, x, leaves_range);
-    if (hit < 0)
+    double overflow = qc_format_overflow(j->policy.elem);
+    float *pre = traced(j, x);
+    int hit = 0;
+    for (size_t i = 0; pre && i < j->rows * j->cols && !hit; i++)
+        hit = !(fabs((double)pre[i]) < overflow) && !isnan(qcref_recipe_clamp(pre[i], &j->policy));
+    free(pre);
+    if (!pre)
         return "out of memory tracing the scaled elements";
     return hit ? NULL
                : "no element leaves the format's range after its scale where the profile's clamp keeps it a "
