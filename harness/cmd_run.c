@@ -110,8 +110,8 @@ static int listed(const selection *sel, const char *name)
 
 /* Backends by name or group; with no --backend every available one but the mutants, and one line
  * for each backend left out because it cannot run here (asked for by name, an unavailable backend
- * reports SKIPPED with the reason on every instance instead). */
-static int select_backends(const char *arg, const qc_backend **out, int *n)
+ * reports SKIPPED with the reason on every instance instead). Also `golden verify --backend`. */
+int qc_select_backends(const char *cmd, const char *arg, const qc_backend **out, int *n)
 {
     static char buf[4096];
     selection sel = {{0}, 0};
@@ -123,17 +123,17 @@ static int select_backends(const char *arg, const qc_backend **out, int *n)
             int known = 0;
             const qc_backend *made = NULL;
             if (!strncmp(sel.names[i], "plugin:", 7) && !(made = qc_plugin_load(sel.names[i], err, sizeof err))) {
-                qc_error("run", "%s", err);
+                qc_error(cmd, "%s", err);
                 return QC_EXIT_USAGE;
             }
             if (!strncmp(sel.names[i], "exec:", 5) && !(made = qc_exec_backend(sel.names[i], err, sizeof err))) {
-                qc_error("run", "%s", err);
+                qc_error(cmd, "%s", err);
                 return QC_EXIT_USAGE;
             }
             for (int b = 0; b < qc_backend_count(); b++)
                 known |= !strcmp(qc_backend_at(b)->name, sel.names[i]) || !strcmp(qc_backend_at(b)->group, sel.names[i]);
             if (!known) {
-                qc_error("run", "unknown backend '%s' (qcheck list backends)", sel.names[i]);
+                qc_error(cmd, "unknown backend '%s' (qcheck list backends)", sel.names[i]);
                 return QC_EXIT_USAGE;
             }
         }
@@ -451,9 +451,9 @@ int cmd_run(int argc, char **argv)
         qc_error(a.cmd, "bad --filter regex '%s'", filter);
         return QC_EXIT_USAGE;
     }
-    const qc_backend *backends[64];
+    const qc_backend *backends[128]; /* every backend of the table (qc_select_backends) */
     int nb;
-    if (select_backends(backend_arg, backends, &nb))
+    if (qc_select_backends(a.cmd, backend_arg, backends, &nb))
         return QC_EXIT_USAGE;
 
     qc_case *cases = NULL;

@@ -222,38 +222,44 @@ done:
         free(maps[i]);
 }
 
-void qc_run_one(const qc_work *w, const qc_run_config *cfg, qc_result *r)
+int qc_run_backend(const qc_instance *in, const qc_backend *b, const qc_run_config *cfg, const qc_tensor_set *inputs,
+                   qc_tensor_set *expected, qc_result *r)
 {
-    const qc_instance *in = w->inst;
-    qc_tensor_set inputs = {0}, expected = {0}, got = {0};
+    qc_tensor_set got = {0};
     char err[1024] = "";
     r->verdict = QC_ERROR;
-    int rc = qc_instance_expected(in, 0, &inputs, &expected, err, sizeof err);
-    if (rc) {
-        snprintf(r->figures, sizeof r->figures, rc == 2 ? "bad inputs" : "reference refused");
-        snprintf(r->detail, sizeof r->detail, "  %s\n", err);
-        goto done;
-    }
-    rc = call(w->backend, in, &inputs, &got, err, sizeof err, cfg->device);
+    int rc = call(b, in, inputs, &got, err, sizeof err, cfg->device);
     if (rc == QC_OP_DECLINED) { /* never run through the reference: the backend said it does not do this */
         r->verdict = QC_SKIPPED;
         snprintf(r->figures, sizeof r->figures, "declined: %.200s", err);
-        goto done;
-    }
-    if (rc) {
+    } else if (rc) {
         snprintf(r->figures, sizeof r->figures, "backend refused (status %d)", rc);
-        snprintf(r->detail, sizeof r->detail, "  backend %s refused the instance: %s\n", w->backend->name, err);
-        goto done;
+        snprintf(r->detail, sizeof r->detail, "  backend %s refused the instance: %s\n", b->name, err);
+    } else {
+        qc_judge(in->c, &in->params, inputs, expected, &got, cfg->show, r);
+        if (r->verdict == QC_FAIL) /* ops with stage tensors: where the backend first parts (stages.h) */
+            qc_stage_report(&in->params, expected, &got, r->detail, sizeof r->detail, &r->plots);
+        if (cfg->keep_failing && r->verdict == QC_FAIL)
+            qc_keep_failing(cfg->keep_failing, in, b->name, inputs, expected, &got, r);
     }
-    qc_judge(in->c, &in->params, &inputs, &expected, &got, cfg->show, r);
-    if (r->verdict == QC_FAIL) /* ops with stage tensors: where the backend first parts (stages.h) */
-        qc_stage_report(&in->params, &expected, &got, r->detail, sizeof r->detail, &r->plots);
-    if (cfg->keep_failing && r->verdict == QC_FAIL)
-        qc_keep_failing(cfg->keep_failing, in, w->backend->name, &inputs, &expected, &got, r);
-done:
+    qc_set_free(&got);
+    return rc;
+}
+
+void qc_run_one(const qc_work *w, const qc_run_config *cfg, qc_result *r)
+{
+    qc_tensor_set inputs = {0}, expected = {0};
+    char err[1024] = "";
+    int rc = qc_instance_expected(w->inst, 0, &inputs, &expected, err, sizeof err);
+    if (rc) {
+        r->verdict = QC_ERROR;
+        snprintf(r->figures, sizeof r->figures, rc == 2 ? "bad inputs" : "reference refused");
+        snprintf(r->detail, sizeof r->detail, "  %s\n", err);
+    } else {
+        qc_run_backend(w->inst, w->backend, cfg, &inputs, &expected, r);
+    }
     qc_set_free(&inputs);
     qc_set_free(&expected);
-    qc_set_free(&got);
 }
 
 void qc_print_result(const qc_result *r, int verbosity)

@@ -43,12 +43,24 @@ int qc_shard_of(const qc_instance *inst, int shard_count);
 qc_result *qc_results_alloc(int n);
 void qc_results_free(qc_result *r, int n);
 
+/* --backend B[,B..] of `qcheck run` and `golden verify`: names, groups, plugin:PATH.so[:NAME] and
+ * exec:COMMAND (last); arg NULL: every backend but the mutants and self-tests that can run here.
+ * out holds every backend of the table (128). 0, or 2 after naming an unknown backend. */
+int qc_select_backends(const char *cmd, const char *arg, const qc_backend **out, int *n);
+
 /* Runs the work list; results[i] belongs to work[i]. Prints one line per item as it completes
  * (in work order). */
 void qc_run_work(const qc_work *work, int n, const qc_run_config *cfg, qc_result *results);
 
 /* Runs one item in the current process (what the child does). */
 void qc_run_one(const qc_work *w, const qc_run_config *cfg, qc_result *r);
+
+/* What qc_run_one does once the inputs and expected outputs are made: backend b on inputs (the
+ * case's generators, or a golden's stored tensors), its outputs judged against expected with
+ * in->c's rules. A declined item is SKIPPED, a refusal ERROR. Returns the backend's QC_OP_* status
+ * (registry.h), so that a caller can tell a file whose params do not fit the op (QC_OP_BAD). */
+int qc_run_backend(const qc_instance *in, const qc_backend *b, const qc_run_config *cfg, const qc_tensor_set *inputs,
+                   qc_tensor_set *expected, qc_result *r);
 
 /* Prints r's line (and the mismatch details of a non-PASS) when verbosity asks for it: every item
  * under QC_VERBOSE, else only those that fail the run (FAIL, ERROR, MISTRUSTED). */
