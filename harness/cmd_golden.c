@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -162,64 +163,210 @@ static int golden_generate(int argc, char **argv)
     return rc;
 }
 
+/* A golden read for verify: its stored inputs and outputs, and the instance they are of, whose case
+ * is relaxed (a stored golden proves what it reproduces, degenerate or not) and, when its case
+ * file is gone (every golden/real/ file: case real:<library>.<function>), compares every stored
+ * output bit for bit. */
+typedef struct stored_golden {
+    qc_golden_meta m;
+    qc_tensor_set inputs, outputs;
+    const qc_op *op;
+    qc_case relaxed;
+    qc_instance in;
+} stored_golden;
+
+static void stored_free(stored_golden *g)
+{
+    qc_set_free(&g->inputs);
+    qc_set_free(&g->outputs);
+}
+
+/* 0, or 2 after an error naming the file (unreadable, corrupt, an unknown op, bad params). */
+static int stored_read(const char *cmd, const char *path, const qc_case *cases, int ncases, stored_golden *g)
+{
+    char err[1024];
+    memset(g, 0, sizeof *g);
+    if (qc_golden_read(path, &g->m, &g->inputs, &g->outputs, err, sizeof err) ||
+        qc_check_dtypes(path, "/inputs", &g->inputs, err, sizeof err) ||
+        qc_check_dtypes(path, "/outputs", &g->outputs, err, sizeof err)) {
+        qc_error(cmd, "%s", err);
+        return QC_EXIT_USAGE;
+    }
+    if (!(g->op = qc_op_find(g->m.op))) {
+        qc_error(cmd, "%s: unknown op '%s'", path, g->m.op);
+        return QC_EXIT_USAGE;
+    }
+    const qc_case *c = find_case(cases, ncases, g->m.case_name);
+    qc_case *r = &g->relaxed;
+    if (c) {
+        *r = *c;
+    } else { /* the case file is gone: compare every stored output bit for bit */
+        snprintf(r->name, sizeof r->name, "%s", g->m.case_name);
+        snprintf(r->op, sizeof r->op, "%s", g->m.op);
+        for (int i = 0; i < g->outputs.n && i < QC_MAX_COMPARES; i++) {
+            snprintf(r->compares[i].output, QC_NAME_LEN, "%s", g->outputs.t[i].name);
+            snprintf(r->compares[i].rule, sizeof r->compares[i].rule, "bitexact");
+        }
+        r->ncompares = g->outputs.n < QC_MAX_COMPARES ? g->outputs.n : QC_MAX_COMPARES;
+    }
+    for (int i = 0; i < r->ncompares; i++)
+        r->compares[i].degenerate_ok = 1;
+    g->in.c = r;
+    if (qc_params_from_json(g->m.params_json, &g->in.params, err, sizeof err)) {
+        qc_error(cmd, "%s: %s", path, err);
+        return QC_EXIT_USAGE;
+    }
+    return QC_EXIT_OK;
+}
+
 /* Re-runs the reference on a golden's inputs and compares with its outputs bit for bit. */
 static int verify_one(const char *cmd, const char *path, const qc_case *cases, int ncases, int show)
 {
-    qc_golden_meta m;
-    qc_tensor_set inputs = {0}, stored = {0}, now = {0};
+    stored_golden g;
+    qc_tensor_set now = {0};
     char err[1024];
-    if (qc_golden_read(path, &m, &inputs, &stored, err, sizeof err) ||
-        qc_check_dtypes(path, "/inputs", &inputs, err, sizeof err) ||
-        qc_check_dtypes(path, "/outputs", &stored, err, sizeof err)) {
-        qc_error(cmd, "%s", err);
-        qc_set_free(&inputs);
-        qc_set_free(&stored);
-        return QC_EXIT_USAGE;
-    }
-    int rc = QC_EXIT_USAGE;
-    qc_case fallback = {0};
-    const qc_case *c = find_case(cases, ncases, m.case_name);
-    qc_instance in = {0};
-    const qc_op *op = qc_op_find(m.op);
-    if (!op) {
-        qc_error(cmd, "%s: unknown op '%s'", path, m.op);
-        goto done;
-    }
-    if (!c) { /* the case file is gone: compare every stored output bit for bit */
-        snprintf(fallback.name, sizeof fallback.name, "%s", m.case_name);
-        snprintf(fallback.op, sizeof fallback.op, "%s", m.op);
-        for (int i = 0; i < stored.n && i < QC_MAX_COMPARES; i++) {
-            snprintf(fallback.compares[i].output, QC_NAME_LEN, "%s", stored.t[i].name);
-            snprintf(fallback.compares[i].rule, sizeof fallback.compares[i].rule, "bitexact");
-            fallback.compares[i].degenerate_ok = 1;
-        }
-        fallback.ncompares = stored.n < QC_MAX_COMPARES ? stored.n : QC_MAX_COMPARES;
-        c = &fallback;
-    }
-    in.c = c;
-    if (qc_params_from_json(m.params_json, &in.params, err, sizeof err)) {
-        qc_error(cmd, "%s: %s", path, err);
-        goto done;
-    }
-    qc_op_call call = {&in.params, &inputs, &now, err, sizeof err, 0};
-    if (op->reference(&call)) {
+    int rc = stored_read(cmd, path, cases, ncases, &g);
+    qc_op_call call = {&g.in.params, &g.inputs, &now, err, sizeof err, 0};
+    if (!rc && g.op->reference(&call)) {
         qc_error(cmd, "%s: the reference refuses the stored instance: %s", path, err);
-        goto done;
+        rc = QC_EXIT_USAGE;
     }
-    qc_result r = {0};
-    qc_case relaxed = *c; /* a stored golden proves the reference reproduces it, degenerate or not */
-    for (int i = 0; i < relaxed.ncompares; i++)
-        relaxed.compares[i].degenerate_ok = 1;
-    qc_judge(&relaxed, &in.params, &inputs, &stored, &now, show, &r);
-    printf("%-6s %s  %s\n", qc_verdict_name(r.verdict), path, r.figures);
-    if (r.verdict != QC_PASS)
-        fputs(r.detail, stdout);
-    rc = r.verdict == QC_PASS ? QC_EXIT_OK : QC_EXIT_FAIL;
-done:
-    qc_set_free(&inputs);
-    qc_set_free(&stored);
+    if (!rc) {
+        qc_result r = {0};
+        qc_judge(&g.relaxed, &g.in.params, &g.inputs, &g.outputs, &now, show, &r);
+        printf("%-6s %s  %s\n", qc_verdict_name(r.verdict), path, r.figures);
+        if (r.verdict != QC_PASS)
+            fputs(r.detail, stdout);
+        rc = r.verdict == QC_PASS ? QC_EXIT_OK : QC_EXIT_FAIL;
+    }
+    stored_free(&g);
     qc_set_free(&now);
     return rc;
+}
+
+/* Per backend of --backend: how its files went. */
+typedef struct tally {
+    int passed, failed, skipped;
+} tally;
+
+/* Backend b on the golden's stored inputs, judged against its stored outputs (the runner's
+ * qc_run_backend, so the backend gets the op as `qcheck run --backend` hands it), in a child
+ * process: a crash or a hang is ERROR for this file and backend, and the rest goes on. *status is
+ * the backend's QC_OP_* status. */
+static void backend_isolated(stored_golden *g, const qc_backend *b, int show, qc_result *r, int *status)
+{
+    qc_run_config cfg = {.jobs = 1, .timeout = 60, .show = show};
+    qc_result *shared = qc_results_alloc(1);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = shared ? fork() : -1;
+    if (pid == 0) {
+        alarm((unsigned)cfg.timeout);
+        _exit(qc_run_backend(&g->in, b, &cfg, &g->inputs, &g->outputs, shared));
+    }
+    int st = 0;
+    if (pid > 0)
+        waitpid(pid, &st, 0);
+    if (pid > 0 && WIFEXITED(st)) {
+        *r = *shared;
+        *status = WEXITSTATUS(st);
+    } else {
+        r->verdict = QC_ERROR;
+        *status = QC_OP_FAILED;
+        if (pid < 0)
+            snprintf(r->figures, sizeof r->figures, "cannot fork");
+        else if (WTERMSIG(st) == SIGALRM)
+            snprintf(r->figures, sizeof r->figures, "timeout after %.0f s", cfg.timeout);
+        else
+            snprintf(r->figures, sizeof r->figures, "crashed: signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+    }
+    qc_results_free(shared, 1);
+}
+
+/* One file x backend: a verdict line naming both; SKIPPED with the reason when the backend cannot
+ * run here or declines the item (never a PASS). 0, 1 (FAIL or ERROR) or 2 (the stored params do
+ * not fit the op). */
+static int verify_backend(const char *cmd, const char *path, stored_golden *g, const qc_backend *b, int show,
+                          tally *t)
+{
+    qc_result r = {0};
+    int status = QC_OP_OK;
+    const char *why = qc_backend_unavailable(b); /* what the runner asks first (runner.c prepare) */
+    if (why) {
+        r.verdict = QC_SKIPPED;
+        snprintf(r.figures, sizeof r.figures, "cannot run here: %s", why);
+    } else {
+        backend_isolated(g, b, show, &r, &status);
+    }
+    if (status == QC_OP_BAD) {
+        qc_error(cmd, "%s: the stored params or inputs do not fit op %s:\n%s", path, g->m.op, r.detail);
+        return QC_EXIT_USAGE;
+    }
+    if (r.verdict == QC_SKIPPED) {
+        printf("SKIPPED %s %s: %s\n", path, b->name, r.figures);
+        t->skipped++;
+        return QC_EXIT_OK;
+    }
+    printf("%-6s %s %s  %s\n", qc_verdict_name(r.verdict), path, b->name, r.figures);
+    if (r.verdict != QC_PASS)
+        fputs(r.detail, stdout);
+    t->passed += r.verdict == QC_PASS;
+    t->failed += r.verdict != QC_PASS;
+    return r.verdict == QC_PASS ? QC_EXIT_OK : QC_EXIT_FAIL;
+}
+
+/* A line per backend, then the totals. A backend that skipped every file it was given checked
+ * nothing: its line says so, and it is not a pass (the exit status is that of the others). */
+static void backend_summary(const qc_backend *const *bs, const tally *t, int nb, int files, int unreadable)
+{
+    tally all = {0};
+    for (int k = 0; k < nb; k++) {
+        printf("%s: %d passed, %d failed, %d skipped of %d files", bs[k]->name, t[k].passed, t[k].failed,
+               t[k].skipped, files);
+        if (t[k].skipped && !t[k].passed && !t[k].failed)
+            printf(": NOT CHECKED, every file skipped (no file compared; not a pass of %s)", bs[k]->name);
+        printf("\n");
+        all.passed += t[k].passed, all.failed += t[k].failed, all.skipped += t[k].skipped;
+    }
+    printf("%d passed, %d failed, %d skipped", all.passed, all.failed, all.skipped);
+    if (unreadable)
+        printf(", %d unreadable", unreadable);
+    printf("\n");
+}
+
+/* --backend: each file read once, then every selected backend on it. */
+static int verify_backends(qc_args *a, const char *backend_arg, const qc_case *cases, int ncases)
+{
+    const qc_backend *bs[128];
+    tally t[128] = {{0}};
+    int nb = 0, worst = QC_EXIT_OK, unreadable = 0;
+    if (qc_select_backends(a->cmd, backend_arg, bs, &nb))
+        return QC_EXIT_USAGE;
+    if (!nb) {
+        qc_error(a->cmd, "--backend '%s' names no backend (qcheck list backends)", backend_arg);
+        return QC_EXIT_USAGE;
+    }
+    for (int k = 0; k < nb; k++)
+        if (bs[k]->exec_cmd) { /* it takes batches of exported instances in a process of its own (exec.c) */
+            qc_error(a->cmd, "--backend %s: an exec: backend runs through qcheck run, not golden verify", bs[k]->name);
+            return QC_EXIT_USAGE;
+        }
+    for (int i = 0; i < a->npos; i++) {
+        stored_golden g;
+        int rc = stored_read(a->cmd, a->pos[i], cases, ncases, &g);
+        unreadable += rc != QC_EXIT_OK;
+        for (int k = 0; k < nb && rc == QC_EXIT_OK; k++) {
+            int one = verify_backend(a->cmd, a->pos[i], &g, bs[k], 8, &t[k]);
+            worst = one > worst ? one : worst;
+            unreadable += one == QC_EXIT_USAGE;
+            if (one == QC_EXIT_USAGE)
+                break; /* the file itself is bad: no backend can be judged on it */
+        }
+        worst = rc > worst ? rc : worst;
+        stored_free(&g);
+    }
+    backend_summary(bs, t, nb, a->npos, unreadable);
+    return worst;
 }
 
 static int golden_verify(int argc, char **argv)
@@ -228,18 +375,31 @@ static int golden_verify(int argc, char **argv)
     if (qc_parse_args(&a, "golden verify", argc, argv, NULL))
         return QC_EXIT_USAGE;
     if (a.help || a.npos == 0) {
-        printf("usage: qcheck golden verify FILE.h5 [FILE.h5 ..]\n"
+        printf("usage: qcheck golden verify [--backend B[,B..]] FILE.h5 [FILE.h5 ..]\n"
                "Re-runs the reference on each golden's inputs and compares with its stored outputs\n"
-               "bit for bit. Exit 0 all match, 1 a mismatch, 2 a corrupt or unreadable file.\n");
+               "bit for bit. Exit 0 all match, 1 a mismatch, 2 a corrupt or unreadable file.\n"
+               "  --backend B   instead of the reference, run these backends or groups (qcheck list\n"
+               "                backends; `ref` is the reference) on each file's stored inputs with its\n"
+               "                op and params, as `qcheck run --backend` does, each in a child process,\n"
+               "                and compare their outputs with the stored ones: bit for bit, or by the\n"
+               "                case's rules where its case file exists. A line per file x backend: PASS/FAIL/\n"
+               "                ERROR <file> <backend> figures, or SKIPPED <file> <backend>: why (the\n"
+               "                backend cannot run here or declines the item; never a pass). Then a line\n"
+               "                per backend, NOT CHECKED when it skipped every file, and the summary\n"
+               "                N passed, N failed, N skipped. Exit 1 a FAIL or ERROR, 2 a bad file, an\n"
+               "                unknown backend or an exec: one (those run through qcheck run).\n");
         return a.help ? QC_EXIT_OK : QC_EXIT_USAGE;
     }
+    const char *backend_arg = qc_opt(&a, "backend");
     if (qc_check_all_used(&a))
         return QC_EXIT_USAGE;
     qc_case *cases;
     int ncases, worst = QC_EXIT_OK;
     if (load_cases(a.cmd, &cases, &ncases))
         return QC_EXIT_USAGE;
-    for (int i = 0; i < a.npos; i++) {
+    if (backend_arg)
+        worst = verify_backends(&a, backend_arg, cases, ncases);
+    for (int i = 0; i < a.npos && !backend_arg; i++) {
         int rc = verify_one(a.cmd, a.pos[i], cases, ncases, 8);
         worst = rc > worst ? rc : worst;
     }
