@@ -232,6 +232,7 @@ int qc_quant_job_from_params(const qc_params *p, int strict, qc_quant_job *j, ch
         return FAIL("shape %zux%zu has more than 2^40 elements", j->rows, j->cols);
     if (apply_params(p, j, err, errlen))
         return QC_EXIT_USAGE;
+    j->policy = qcref_recipe_policy_for_input(&j->policy, j->in_dtype); /* what the input's type decides */
     const char *rule = qcref_recipe_shape_rule(j->recipe, &j->policy, j->rows, j->cols);
     if (rule)
         return FAIL("shape %zux%zu: %s", j->rows, j->cols, rule);

@@ -169,6 +169,7 @@ qc_cast_policy qc_cast_profile_policy(const qc_cast_profile *p, qc_format f)
 #define OF_SGL_KERNEL {"sgl-kernel", "source-read"}
 #define OF_SGLANG {"sglang", "source-read"}
 #define OF_SGLANG_TRITON {"sglang Triton kernels", "source-read; scale rule measured with triton 3.6 on an H200"}
+#define OF_SGLANG_RECORDED {"sglang", "0.5.23 (its wheel's code run on an H200, golden/real/sglang-0.5.23)"}
 #define OF_DEEPGEMM {"DeepGEMM", "@54e2261"}
 #define OF_VLLM {"vLLM", "PR-53346"}
 #define OF_TORCHAO {"torchao", "0.18.0 (with torch 2.11)"}
@@ -190,12 +191,14 @@ static const qc_recipe_profile recipe_profiles[] = {
      "the same kernel in sgl-kernel's precise-math sm100 build: IEEE amax/448 and 1/s",
      "torch", 0, NULL, {.elem = QC_E4M3FN, .clamp = QC_CLAMP_FMINF}, OF_SGL_KERNEL},
     {"sglang-native", QC_RECIPE_TENSOR,
-     "sglang HIP fallback without aiter (fp8_kernel.py _native_dynamic_per_tensor_quant_fp8 / static): "
-     "amax.clamp(1e-12) (NaN propagates), s = amax / fp8_max as torch on the GPU (t * fl32(1/c), formats.md §13), "
-     "q = clamp(x / s) -> fp8 (torch cast)",
+     "sglang HIP fallback without aiter (fp8_kernel.py _native_dynamic_per_tensor_quant_fp8 / static), "
+     "torch on the GPU: amax.clamp(1e-12) (NaN propagates), s = amax / fp8_max (t * fl32(1/c), formats.md §13), "
+     "q = clamp(x / s) -> fp8 (torch cast; every NaN the GPU's canonical one); on a bf16 input every "
+     "op runs in bf16: s and x / s are rounded to bf16 (formats.md §15)",
      "torch", 0, NULL,
      {.elem = QC_E4M3FN, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-12f,
-      .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_TORCH}, OF_SGLANG},
+      .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_TORCH, .nan_canonical = 1,
+      .bf16_ops = 1}, OF_SGLANG_RECORDED},
     {"input-to-float8", QC_RECIPE_TENSOR,
      "sglang fp8_utils.py input_to_float8 (non-CUDA path): amax = max(|min|, |max|).clamp(1e-12), "
      "scale = fp_max / amax, q = clamp(x * scale) -> fp8, returns scale.reciprocal() as the dequant scale",
@@ -220,7 +223,8 @@ static const qc_recipe_profile recipe_profiles[] = {
      "per-tensor fallback, per row",
      "torch", 0, NULL,
      {.elem = QC_E4M3FN, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-12f,
-      .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_TORCH}, OF_SGLANG},
+      .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_TORCH, .nan_canonical = 1,
+      .bf16_ops = 1}, OF_SGLANG_RECORDED},
 
     /* ---- token_group (formats.md §6.2, §13, B12) ---- */
     {"triton-row", QC_RECIPE_TOKEN_GROUP,
@@ -250,15 +254,25 @@ static const qc_recipe_profile recipe_profiles[] = {
      {.elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, .scale_op = QC_SCALE_MUL_RCP,
       .pow2 = QC_POW2_E8M0, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_SHIFT),
       .elem_op = QC_ELEM_MUL_MAX_AMAX}, OF_SGL_KERNEL},
+    {"sglang-jit", QC_RECIPE_TOKEN_GROUP,
+     "sglang 0.5.23's CUDA JIT per_token_group_quant (kernels/jit/csrc/gemm/per_token_group_quant.cuh, "
+     "--use_fast_math on sm_90), which replaced sgl-kernel's: as sgl-kernel, but an f32/f16 input is "
+     "clamped by fminf(q, 448) (NaN -> 448) and a bf16 one is not; ue8m0: E = exponent + (mantissa != 0) "
+     "unclamped (an Inf amax gives 255), q = x * fp32((254 - E) << 23) (255: -Inf) (formats.md §15)",
+     "ptx", 0, NULL,
+     {.elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, .scale_op = QC_SCALE_MUL_RCP,
+      .div_mode = QC_DIV_FAST, .pow2 = QC_POW2_E8M0, .pow2_policy = POW2(QC_E8M0_RCEIL, QC_E8M0_DEC_SHIFT),
+      .pow2_mult = QC_POW2_MULT_INV_BITS, .elem_op = QC_ELEM_MUL_MAX_AMAX, .clamp = QC_CLAMP_FMINF_UPPER,
+      .bf16_input_unclamped = 1}, OF_SGLANG_RECORDED},
     {"deepgemm-ref", QC_RECIPE_TOKEN_GROUP,
-     "DeepGEMM deep_gemm/utils/math.py per_token_cast_to_fp8 (torch on the GPU): amax.clamp(1e-4) (NaN "
-     "propagates), s = amax / 448 (t * fl32(1/448), formats.md §13), q = x * (1/s) -> torch e4m3fn; ue8m0: "
+     "DeepGEMM deep_gemm/utils/math.py per_token_cast_to_fp8 (torch on the GPU; every NaN the GPU's "
+     "canonical one): amax.clamp(1e-4) (NaN propagates), s = amax / 448 (t * fl32(1/448), formats.md §13), q = x * (1/s) -> torch e4m3fn; ue8m0: "
      "ceil_to_ue8m0 (exponent clamped to [1, 254]); K need not be a multiple of 128: the last group is "
      "zero-padded and the padding not returned (formats.md §14)",
      "torch", 0, NULL,
      {.elem = QC_E4M3FN, .group = 128, .partial_group = 1, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-4f,
       .scale_op = QC_SCALE_MUL_RCP, .pow2 = QC_POW2_E8M0,
-      .pow2_policy = POW2(QC_E8M0_DEEPGEMM, QC_E8M0_DEC_EXP2)}, OF_DEEPGEMM},
+      .pow2_policy = POW2(QC_E8M0_DEEPGEMM, QC_E8M0_DEC_EXP2), .nan_canonical = 1}, OF_DEEPGEMM},
     {"torch-native", QC_RECIPE_TOKEN_GROUP,
      "sglang's torch reference native_per_token_group_quant_fp8 (test/srt/test_fp8_kernel.py; the same "
      "function in vLLM's tests) on the GPU: amax = |x|.max().clamp(min=1e-10) (NaN propagates), s = amax / 448 "
@@ -285,13 +299,14 @@ static const qc_recipe_profile recipe_profiles[] = {
 
     /* ---- block 128x128 (formats.md §6.4, §8.3) ---- */
     {"deepgemm-ref", QC_RECIPE_BLOCK,
-     "DeepGEMM per_block_cast_to_fp8 (sglang copy): zero-pad to 128x128 tiles, amax.clamp(1e-4), "
+     "DeepGEMM per_block_cast_to_fp8 (sglang copy; torch on the GPU, every NaN canonical): zero-pad to "
+     "128x128 tiles, amax.clamp(1e-4), "
      "s = amax / 448 (torch on the GPU), q = x * (1/s) -> torch e4m3fn; weight_scale_inv = s is the "
      "dequant multiplier; ue8m0: ceil_to_ue8m0",
      "torch", 0, NULL,
      {.elem = QC_E4M3FN, .block_r = 128, .block_c = 128, .amax_nan = QC_AMAX_NAN_PROPAGATE,
       .eps_at = QC_EPS_AMAX, .eps = 1e-4f, .scale_op = QC_SCALE_MUL_RCP, .pow2 = QC_POW2_E8M0,
-      .pow2_policy = POW2(QC_E8M0_DEEPGEMM, QC_E8M0_DEC_EXP2)}, OF_DEEPGEMM},
+      .pow2_policy = POW2(QC_E8M0_DEEPGEMM, QC_E8M0_DEC_EXP2), .nan_canonical = 1}, OF_DEEPGEMM},
     {"sglang-native", QC_RECIPE_BLOCK,
      "sglang's bf16 -> block-fp8 requant of convert_mxfp8_weight_to_block_fp8 (mxfp8_block_convert.py): "
      "amax.clamp(1e-4), s = amax / 448, q = x / s (division) -> torch e4m3fn (formats.md §8.2)",

@@ -87,7 +87,7 @@ static const char *quant_declines(const qcheck_quant_spec *j)
     if (j->recipe == QC_RECIPE_TOKEN_GROUP && j->cols % (size_t)j->policy.group)
         return "a token group shorter than the group size (K % group != 0)";
     if (j->policy.nan_canonical)
-        return "the GPU's canonical NaN bits (a -cuda profile)";
+        return "the GPU's canonical NaN bits (nan_canonical)";
     if (!qc_avx512_quant_supported(j->recipe, &j->policy))
         return "this recipe policy";
     if (j->recipe == QC_RECIPE_TOKEN_GROUP && j->layout != QC_SL_ROW) {

@@ -886,6 +886,9 @@ int qc_avx512_quant_supported(qc_recipe r, const qc_recipe_policy *p)
         return 0;
     if (p->nan_canonical) /* the GPU's NaN bits: not this CPU's (recipes.h) */
         return 0;
+    /* knobs the 16-lane kernels do not implement (sglang-jit, sglang-native on bf16 input) */
+    if (p->round_bf16 || p->clamp == QC_CLAMP_FMINF_UPPER || (p->pow2 != QC_POW2_NONE && p->pow2_mult != QC_POW2_MULT_RCP))
+        return 0;
     return e8m0_rule_known(r, p);
 }
 

@@ -614,6 +614,7 @@ QCK_HD float qck_clamp(float v, const qc_recipe_policy &p)
     case QC_CLAMP_TORCH:  return qck_isnan(v) ? v : v > m ? m : v < nm ? nm : v;
     case QC_CLAMP_FMINF:  return qck_fmaxf(qck_fminf(v, m), nm);
     case QC_CLAMP_TRITON: return qck_fminf(qck_fmaxf(v, nm), m);
+    case QC_CLAMP_FMINF_UPPER: return qck_fminf(v, m);
     default:              return v;
     }
 }
@@ -648,8 +649,11 @@ QCK_HD qck_elem_op qck_tiled_op(float s, float amax, const qc_recipe_policy &p)
 {
     qc_elem_op op = p.elem_op;
     int fast = p.div_mode == QC_DIV_FAST;
-    if (op == QC_ELEM_MUL_MAX_AMAX && p.pow2 != QC_POW2_NONE)
+    if (op == QC_ELEM_MUL_MAX_AMAX && p.pow2 != QC_POW2_NONE) {
+        if (p.pow2_mult == QC_POW2_MULT_INV_BITS) /* sglang JIT inv_scale_ue8m0: byte 255 gives -Inf */
+            return qck_op_mul(qck_float((254u - ((qck_bits(s) >> 23) & 0xFFu)) << 23), fast);
         op = QC_ELEM_MUL_RCP; /* sgl-kernel ue8m0: the multiplier is exactly 2^-E */
+    }
     switch (op) {
     case QC_ELEM_DIV:
         if (p.div_mode == QC_DIV_IEEE)
@@ -780,7 +784,9 @@ QCK_HD int qck_pow2_byte(float s)
     uint32_t b = qck_bits(s);
     if (b == 0x00400000u)
         return 0;
-    if ((b & 0x807FFFFFu) != 0 || (b >> 23) == 0 || (b >> 23) == 0xFF)
+    if (b == QCK_INF) /* +Inf: byte 255 (reference/recipes/scale_layout.c pow2_byte) */
+        return 0xFF;
+    if ((b & 0x807FFFFFu) != 0 || (b >> 23) == 0)
         return -1;
     return (int)(b >> 23);
 }

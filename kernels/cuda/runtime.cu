@@ -392,6 +392,8 @@ static const char *quant_setup(const qcheck_quant_spec *j, qck_quant_args *k, si
     k->tg_layout = j->recipe == QC_RECIPE_TOKEN_GROUP ? j->layout : QC_SL_ROW;
     k->has_static = j->has_static, k->static_scale = j->static_scale;
     k->has_gscale = j->has_gscale, k->gscale_encode = j->gscale_encode;
+    if (p->round_bf16)
+        return "torch ops in bf16 on a bf16 input (bf16_ops): not implemented here";
     switch (j->recipe) {
     case QC_RECIPE_TENSOR:
         k->tile_r = k->rows, k->tile_c = k->cols, k->tiles_r = 1, k->tiles_c = 1;

@@ -71,8 +71,17 @@ typedef enum qc_clamp {
     QC_CLAMP_NONE,  /* no clamp: the cast's overflow policy decides */
     QC_CLAMP_TORCH, /* torch.clamp / tl.clamp: NaN propagates */
     QC_CLAMP_FMINF, /* fmaxf(fminf(q, max), -max): a NaN becomes +max (CUDA) */
-    QC_CLAMP_TRITON /* tl.clamp = min(max(q, -max), max) ignoring NaN: a NaN becomes -max (formats.md §13) */
+    QC_CLAMP_TRITON, /* tl.clamp = min(max(q, -max), max) ignoring NaN: a NaN becomes -max (formats.md §13) */
+    QC_CLAMP_FMINF_UPPER /* fminf(q, max) only: a NaN becomes +max, the low side is left to the satfinite cast
+                            (sglang JIT per_token_group_quant's f32/f16 path, formats.md §15) */
 } qc_clamp;
+
+/* How an element is scaled when its fp32 scale s is a power of two 2^(E-127) (pow2 set). */
+typedef enum qc_pow2_mult {
+    QC_POW2_MULT_RCP,     /* x * recip(s): sgl-kernel fast_pow2(-exp), exactly 1/s */
+    QC_POW2_MULT_INV_BITS /* x * fp32((254 - E) << 23), E = s's exponent field: sglang JIT inv_scale_ue8m0,
+                             so a scale byte of 255 (an Inf amax) multiplies by -Inf (formats.md §15) */
+} qc_pow2_mult;
 
 /* How an MX block's e8m0 byte is chosen (formats.md §2.2, §5). */
 typedef enum qc_mx_rule {
@@ -124,6 +133,7 @@ typedef struct qc_recipe_policy {
     qc_div_mode div_mode;    /* every division and reciprocal of the recipe */
     qc_pow2 pow2;            /* fp32-scale recipes */
     qc_cast_policy pow2_policy;
+    qc_pow2_mult pow2_mult;  /* the element op under pow2 (qc_elem_op MUL_MAX_AMAX) */
     qc_elem_op elem_op;
     int zero_guard;          /* MUL_RCP: scale 0 -> multiplier 0 (else 1/0 = Inf, 0*Inf = NaN) */
     qc_clamp clamp;
@@ -148,7 +158,18 @@ typedef struct qc_recipe_policy {
      * (torchao's fp4/fp6 casts, golden/real/torchao-0.18.0 *-cuda.h5), in an fp32 scale of a
      * NaN block, and in the sign of a NaN code (golden/real/torch-2.11.0/token_group-*-cuda.h5) */
     int nan_canonical;
+    /* What depends on the input's element type; qcref_recipe_policy_for_input resolves both. */
+    int bf16_input_unclamped; /* 1: a bf16 input is not clamped (sglang JIT per_token_group_quant clamps
+                                 f32/f16 inputs only; golden/real/sglang-0.5.23 jit-token_group-*) */
+    int bf16_ops;            /* 1: on a bf16 input the library's tensor ops run in bf16 (torch type
+                                promotion; golden/real/sglang-0.5.23 native-*-bf16-*) */
+    int round_bf16;          /* resolved from bf16_ops for a bf16 input: the eps-floored amax, the
+                                scale and x / s are each rounded to bf16 (RNE) before the next step */
 } qc_recipe_policy;
+
+/* The policy of profile p for an input of element type in (f32, bf16, f16): the two knobs above
+ * resolved. A profile's own policy is the one of an f32 input. */
+qc_recipe_policy qcref_recipe_policy_for_input(const qc_recipe_policy *p, qc_format in);
 
 /* A quantized tensor: payload codes (one per element), scales, optional global scale. */
 typedef struct qc_quantized {

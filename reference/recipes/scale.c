@@ -20,12 +20,34 @@ float qcref_group_amax(const float *x, size_t n, size_t stride, qc_amax_nan rule
     return m;
 }
 
+qc_recipe_policy qcref_recipe_policy_for_input(const qc_recipe_policy *p, qc_format in)
+{
+    qc_recipe_policy r = *p;
+    if (in == QC_BF16 && p->bf16_input_unclamped)
+        r.clamp = QC_CLAMP_NONE;
+    r.round_bf16 = in == QC_BF16 && p->bf16_ops;
+    return r;
+}
+
+/* The NaN an NVIDIA GPU writes: 0x7FFFFFFF, or bf16's 0x7FFF of a bf16 tensor (as fp32 0x7FFF0000;
+ * golden/real/sglang-0.5.23 native-*-bf16-edges). */
+static float gpu_nan(const qc_recipe_policy *p) { return qc_f32_from_bits(p->round_bf16 ? 0x7FFF0000u : 0x7FFFFFFFu); }
+
+/* A torch op's result on a bf16 tensor: RNE to bf16 (a NaN stays a NaN). */
+static float op_result(float v, const qc_recipe_policy *p)
+{
+    if (!p->round_bf16 || v != v)
+        return v;
+    uint32_t b = qc_f32_bits(v);
+    return qc_f32_from_bits((b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u);
+}
+
 /* max(amax, eps) as torch.clamp(min=eps) does it: a NaN amax stays NaN. */
 static float floor_eps(float v, float eps) { return v < eps ? eps : v; }
 
 static float amax_used(float amax, const qc_recipe_policy *p)
 {
-    return p->eps_at == QC_EPS_AMAX ? floor_eps(amax, p->eps) : amax;
+    return p->eps_at == QC_EPS_AMAX ? op_result(floor_eps(amax, op_result(p->eps, p)), p) : amax;
 }
 
 static int fast(const qc_recipe_policy *p) { return p->div_mode == QC_DIV_FAST; }
@@ -58,16 +80,16 @@ float qcref_scale_from_amax(float amax, const qc_recipe_policy *p)
     }
     if (p->eps_at == QC_EPS_SCALE) /* vLLM C++: fmaxf(y_s, eps), NaN -> eps as fmaxf does */
         s = fmaxf(s, p->eps);
-    s = pow2_round(s, p);
+    s = pow2_round(op_result(s, p), p);
     /* the GPU's scale of a NaN amax is the canonical NaN (golden/real/torch-2.11.0/token_group-*-cuda.h5) */
-    return p->nan_canonical && s != s ? qc_f32_from_bits(0x7FFFFFFFu) : s;
+    return p->nan_canonical && s != s ? gpu_nan(p) : s;
 }
 
 float qcref_recipe_clamp(float v, const qc_recipe_policy *p)
 {
     float m = p->clamp_max;
     if (p->nan_canonical && v != v)
-        v = qc_f32_from_bits(0x7FFFFFFFu);
+        v = gpu_nan(p);
     switch (p->clamp) {
     case QC_CLAMP_TORCH: /* torch.clamp: NaN propagates */
         return v != v ? v : v > m ? m : v < -m ? -m : v;
@@ -75,6 +97,8 @@ float qcref_recipe_clamp(float v, const qc_recipe_policy *p)
         return fmaxf(fminf(v, m), -m);
     case QC_CLAMP_TRITON: /* minimum(maximum(v, -max), max) with fmaxf semantics: NaN -> -max (formats.md §13) */
         return fminf(fmaxf(v, -m), m);
+    case QC_CLAMP_FMINF_UPPER:
+        return fminf(v, m);
     default:
         return v;
     }
@@ -84,11 +108,16 @@ float qcref_recipe_clamp(float v, const qc_recipe_policy *p)
 float qcref_prescale_elem(float x, float s, float amax, const qc_recipe_policy *p)
 {
     qc_elem_op op = p->elem_op;
-    if (op == QC_ELEM_MUL_MAX_AMAX && p->pow2 != QC_POW2_NONE)
+    if (op == QC_ELEM_MUL_MAX_AMAX && p->pow2 != QC_POW2_NONE) {
+        if (p->pow2_mult == QC_POW2_MULT_INV_BITS) {
+            uint32_t e = (qc_f32_bits(s) >> 23) & 0xFFu;
+            return qcref_mul(x, qc_f32_from_bits((254u - e) << 23), fast(p));
+        }
         op = QC_ELEM_MUL_RCP; /* sgl-kernel ue8m0: y_scale = fast_pow2(-exp), exactly 1/s */
+    }
     switch (op) {
     case QC_ELEM_DIV:
-        return qcref_div(x, s, p->div_mode);
+        return op_result(qcref_div(x, s, p->div_mode), p);
     case QC_ELEM_MUL_MAX_AMAX: /* sgl-kernel: y_scale = fp8_max / amax; input_to_float8: fp_max / amax */
         return qcref_mul(x, qcref_div(p->elem_max, amax_used(amax, p), p->div_mode), fast(p));
     default: {

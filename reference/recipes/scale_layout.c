@@ -55,13 +55,17 @@ int qc_scale_layout_locate(qc_scale_layout l, size_t m, size_t g, size_t byte, s
     return *i >= m || *j >= g;
 }
 
-/* A power-of-two scale's e8m0 byte, or -1 when the scale is not 2^(E-127) for a byte E. */
+/* A power-of-two scale's e8m0 byte, or -1 when the scale is not 2^(E-127) for a byte E. +Inf is
+ * byte 255 shifted into an fp32 (E << 23, as the inverse decodes it): sglang's JIT kernel writes 255
+ * for an Inf amax (golden/real/sglang-0.5.23 jit-token_group-*-ue8m0col). */
 static int pow2_byte(float s)
 {
     uint32_t b = qc_f32_bits(s);
     if (b == 0x00400000u)
         return 0;
-    if ((b & 0x807FFFFFu) != 0 || (b >> 23) == 0 || (b >> 23) == 0xFF)
+    if (b == QC_F32_INF)
+        return 0xFF;
+    if ((b & 0x807FFFFFu) != 0 || (b >> 23) == 0)
         return -1;
     return (int)(b >> 23);
 }
