@@ -159,22 +159,24 @@ static int refine_ties(const qc_quant_job *j, float *x, slot *sl, int64_t ns, tr
     return 0;
 }
 
-/* The element operations kernels use on an fp32 scale (formats.md §6.2), as codes. */
+/* The element operations kernels use on an fp32 scale (formats.md §6.2), as codes, each under the
+ * profile's div_mode (what a kernel that swaps the operation would compute). */
 static uint32_t variant_code(int v, float x, float s, float amax, const qc_recipe_policy *p)
 {
     float y;
+    int fast = p->div_mode == QC_DIV_FAST;
     switch (v) {
     case 0:
-        y = qcref_div(x, s, QC_DIV_IEEE);
+        y = qcref_div(x, s, p->div_mode);
         break;
     case 1:
-        y = qcref_fl32_mul(x, qcref_recip(s, QC_DIV_IEEE));
+        y = qcref_mul(x, qcref_recip(s, p->div_mode), fast);
         break;
     case 2:
         y = qcref_mul(x, qcref_rcp_approx_ftz(s), 1);
         break;
     default:
-        y = qcref_fl32_mul(x, qcref_div(p->elem_max, amax, QC_DIV_IEEE));
+        y = qcref_mul(x, qcref_div(p->elem_max, amax, p->div_mode), fast);
         break;
     }
     return qcref_encode(p->elem, qcref_recipe_clamp(y, p), &p->cast);
