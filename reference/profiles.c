@@ -177,6 +177,7 @@ qc_cast_policy qc_cast_profile_policy(const qc_cast_profile *p, qc_format f)
 #define OF_FLASHINFER {"flashinfer", "@fb28d72"}
 #define OF_TRITON_KERNELS {"triton_kernels", "source-read"}
 #define OF_AITER {"aiter", "@e404860"}
+#define OF_MODELOPT {"nvidia-modelopt", "0.47.0 (its wheel's code run on the H200 host, golden/real/modelopt-0.47.0)"}
 
 static const qc_recipe_profile recipe_profiles[] = {
     /* ---- tensor (formats.md §6.3) ---- */
@@ -188,7 +189,8 @@ static const qc_recipe_profile recipe_profiles[] = {
      "torch", 0, NULL,
      {.elem = QC_E4M3FN, .div_mode = QC_DIV_FAST, .clamp = QC_CLAMP_FMINF}, OF_SGL_KERNEL},
     {"sgl-kernel-sm100", QC_RECIPE_TENSOR,
-     "the same kernel in sgl-kernel's precise-math sm100 build: IEEE amax/448 and 1/s",
+     "the same kernel in sgl-kernel's precise-math sm100 build: IEEE amax/448 and 1/s; sglang 0.5.23's JIT "
+     "per_tensor_quant_fp8 (no fast math) gives the same bytes (golden/real/sglang-0.5.23)",
      "torch", 0, NULL, {.elem = QC_E4M3FN, .clamp = QC_CLAMP_FMINF}, OF_SGL_KERNEL},
     {"sglang-native", QC_RECIPE_TENSOR,
      "sglang HIP fallback without aiter (fp8_kernel.py _native_dynamic_per_tensor_quant_fp8 / static), "
@@ -200,17 +202,21 @@ static const qc_recipe_profile recipe_profiles[] = {
       .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV, .clamp = QC_CLAMP_TORCH, .nan_canonical = 1,
       .bf16_ops = 1}, OF_SGLANG_RECORDED},
     {"input-to-float8", QC_RECIPE_TENSOR,
-     "sglang fp8_utils.py input_to_float8 (non-CUDA path): amax = max(|min|, |max|).clamp(1e-12), "
-     "scale = fp_max / amax, q = clamp(x * scale) -> fp8, returns scale.reciprocal() as the dequant scale",
+     "sglang fp8_utils.py input_to_float8 (non-CUDA path), torch on the GPU: amax = max(|min|, |max|).clamp(1e-12) "
+     "in fp32, scale = fp_max / amax as torch does a float over a tensor (amax.reciprocal() * fp_max), q = "
+     "clamp(x * scale) -> fp8, returns scale.reciprocal() as the dequant scale; every NaN canonical "
+     "(golden/real/sglang-0.5.23)",
      "torch", 0, NULL,
      {.elem = QC_E4M3FN, .amax_nan = QC_AMAX_NAN_PROPAGATE, .eps_at = QC_EPS_AMAX, .eps = 1e-12f,
-      .scale_op = QC_SCALE_RCP_OF_MULT, .elem_op = QC_ELEM_MUL_MAX_AMAX, .clamp = QC_CLAMP_TORCH}, OF_SGLANG},
+      .scale_op = QC_SCALE_RCP_OF_MULT, .elem_op = QC_ELEM_MUL_MAX_AMAX, .clamp = QC_CLAMP_TORCH, .nan_canonical = 1},
+     OF_SGLANG_RECORDED},
 
     /* ---- token (formats.md §6.3) ---- */
     {"sgl-kernel", QC_RECIPE_TOKEN,
      "sgl-kernel sgl_per_token_quant_fp8 small-batch kernel, sm90 fast-math build: fmaxf amax, "
      "s = amax/448, q = fmaxf(fminf(x*(1/s), 448), -448) -> __nv_fp8_e4m3 (satfinite); no zero guard, so "
-     "an all-zero row gives 0x7E bytes (B26); sgl-kernel/csrc/gemm/per_token_quant_fp8.cu",
+     "an all-zero row gives 0x7E bytes (B26); sgl-kernel/csrc/gemm/per_token_quant_fp8.cu; sglang 0.5.23's JIT "
+     "per_token_quant_fp8 gives the same bytes (golden/real/sglang-0.5.23)",
      "ptx", 0, NULL, {.elem = QC_E4M3FN, .div_mode = QC_DIV_FAST, .clamp = QC_CLAMP_FMINF}, OF_SGL_KERNEL},
     {"sgl-kernel-warp", QC_RECIPE_TOKEN,
      "the warp kernel of the same op (num_tokens >= 2*SMs*8): as sgl-kernel, but scale 0 -> "
@@ -244,7 +250,7 @@ static const qc_recipe_profile recipe_profiles[] = {
      "sgl-kernel per_token_group_quant_8bit, sm90 fast-math build: fmaxf amax floored at 1e-10, stored "
      "s = amax * (1/448), q = x * (448/amax) -> __nv_cvt_float2_to_fp8x2 satfinite, no clamp; ue8m0: "
      "E = fast_log2_ceil (ceil on the bits), scale (E+127)<<23, q = x * 2^-E; "
-     "sgl-kernel/csrc/gemm/per_token_group_quant_8bit.cu",
+     "sgl-kernel/csrc/gemm/per_token_group_quant_8bit.cu (sglang 0.5.23 calls its JIT kernel instead: sglang-jit)",
      "ptx", 0, NULL,
      {.elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, .scale_op = QC_SCALE_MUL_RCP,
       .div_mode = QC_DIV_FAST, .pow2 = QC_POW2_E8M0, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_SHIFT),
@@ -309,10 +315,12 @@ static const qc_recipe_profile recipe_profiles[] = {
       .pow2_policy = POW2(QC_E8M0_DEEPGEMM, QC_E8M0_DEC_EXP2), .nan_canonical = 1}, OF_DEEPGEMM},
     {"sglang-native", QC_RECIPE_BLOCK,
      "sglang's bf16 -> block-fp8 requant of convert_mxfp8_weight_to_block_fp8 (mxfp8_block_convert.py): "
-     "amax.clamp(1e-4), s = amax / 448, q = x / s (division) -> torch e4m3fn (formats.md §8.2)",
+     "amax.clamp(1e-4), s = amax / 448, q = x / s (division) -> torch e4m3fn (formats.md §8.2); every NaN the "
+     "canonical one, as recorded on an H200 (its target is AMD's MI300, whose NaN bits are not recorded)",
      "torch", 0, NULL,
      {.elem = QC_E4M3FN, .block_r = 128, .block_c = 128, .amax_nan = QC_AMAX_NAN_PROPAGATE,
-      .eps_at = QC_EPS_AMAX, .eps = 1e-4f, .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV}, OF_SGLANG},
+      .eps_at = QC_EPS_AMAX, .eps = 1e-4f, .scale_op = QC_SCALE_MUL_RCP, .elem_op = QC_ELEM_DIV, .nan_canonical = 1},
+     OF_SGLANG_RECORDED},
 
     /* ---- mxfp8 (formats.md §5) ---- */
     {"torchao-floor", QC_RECIPE_MXFP8, TORCHAO_SRC ", FLOOR, the default): E = floor(log2 amax) - emax, "
@@ -428,13 +436,20 @@ static const qc_recipe_profile recipe_profiles[] = {
      {.elem = QC_E2M1, .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, .mx_rule = QC_MX_E8M0_OF_DESCALE,
       .pow2_policy = POW2(QC_E8M0_RCEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV}, OF_AITER},
     {"modelopt", QC_RECIPE_MXFP4,
-     "sglang MXFP4QuantizeUtil (modelopt MXFP4, mxfp4_tensor.py): e = ceil(max(log2(amax / 6), -127)) in "
-     "float, x / 2^e, 'count the bounds strictly exceeded' (ties toward zero, NaN -> 0), +0 -> 0x8; "
-     "dequant exp2(E - 127)",
-     "ptx", QC_MOD_TIES_ZERO | QC_MOD_NONAN_ZERO | QC_MOD_ZERO_MODELOPT, NULL,
+     "modelopt 0.47.0 MXFP4QTensor.quantize (mxfp4_tensor.py; sglang's MXFP4QuantizeUtil follows it) on the GPU: "
+     "e = ceil(max(log2(amax / 6), -127)) in float, byte (e + 127).to(uint8) (NaN amax -> 0, Inf -> 255), "
+     "x / 2^e, 'count the bounds strictly exceeded' (ties toward zero), +-0 and NaN -> 0x8; dequant exp2(E - 127) "
+     "(golden/real/modelopt-0.47.0, formats.md §15.1)",
+     "ptx", QC_MOD_TIES_ZERO | QC_MOD_NONAN_SIGNBIT | QC_MOD_ZERO_MODELOPT, NULL,
      {.elem = QC_E2M1, .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, .mx_rule = QC_MX_E8M0_OF_DESCALE,
-      .pow2_policy = POW2(QC_E8M0_LOG2_CEIL, QC_E8M0_DEC_EXP2), .mx_op = QC_MX_DIV,
-      .dequant_e8m0 = QC_E8M0_DEC_EXP2}, OF_SGLANG},
+      .pow2_policy = POW2(QC_E8M0_MODELOPT, QC_E8M0_DEC_EXP2), .mx_op = QC_MX_DIV,
+      .dequant_e8m0 = QC_E8M0_DEC_EXP2}, OF_MODELOPT},
+    {"modelopt-cpu", QC_RECIPE_MXFP4,
+     "the same on the CPU, where the uint8 of an Inf amax's e + 127 is 0 (golden/real/modelopt-0.47.0 mxfp4-cpu)",
+     "ptx", QC_MOD_TIES_ZERO | QC_MOD_NONAN_SIGNBIT | QC_MOD_ZERO_MODELOPT, NULL,
+     {.elem = QC_E2M1, .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, .mx_rule = QC_MX_E8M0_OF_DESCALE,
+      .pow2_policy = POW2(QC_E8M0_MODELOPT_CPU, QC_E8M0_DEC_EXP2), .mx_op = QC_MX_DIV,
+      .dequant_e8m0 = QC_E8M0_DEC_EXP2}, OF_MODELOPT},
 
     /* ---- nvfp4 (formats.md §4) ---- */
     {"flashinfer-fast", QC_RECIPE_NVFP4,
@@ -513,6 +528,8 @@ static qc_cast_policy modded(qc_cast_policy c, unsigned mods)
         c.nonan = QC_NONAN_ZERO;
     if (mods & QC_MOD_ZERO_MODELOPT)
         c.zero_sign = QC_ZERO_MODELOPT;
+    if (mods & QC_MOD_NONAN_SIGNBIT)
+        c.nonan = QC_NONAN_SIGNBIT;
     return c;
 }
 

@@ -59,8 +59,9 @@ enum {
     QC_MOD_SATFINITE = 1,    /* the cast saturates (torchao clamps, OCP saturate_normals) */
     QC_MOD_TIES_AWAY = 2,    /* microxcaling round "nearest" */
     QC_MOD_TIES_ZERO = 4,    /* modelopt / DeepGEMM FP4 tables */
-    QC_MOD_NONAN_ZERO = 8,   /* modelopt: NaN counts no boundary -> code 0 */
-    QC_MOD_ZERO_MODELOPT = 16 /* modelopt: +0 gets the sign bit */
+    QC_MOD_NONAN_ZERO = 8,   /* NaN -> code 0 */
+    QC_MOD_ZERO_MODELOPT = 16, /* modelopt: +0 gets the sign bit */
+    QC_MOD_NONAN_SIGNBIT = 32  /* modelopt: NaN -> the sign-bit code */
 };
 
 typedef struct qc_recipe_profile {

@@ -291,7 +291,8 @@ uint32_t slow_minifloat_finish(qc_format f, uint32_t xbits, slow_rounded r, cons
             case QC_NONAN_POSMAX:   return maxcode;                 /* PTX: +MAXNORM */
             case QC_NONAN_MLDTYPES: return neg ? 0 : signbit;       /* quiet_NaN() = -0 code, negated for -NaN */
             case QC_NONAN_TORCHAO:  return torchao_nan(F, xbits);
-            default:                return 0;                       /* DeepGEMM / modelopt */
+            case QC_NONAN_SIGNBIT:  return signbit;                 /* modelopt cast_fp4 (golden/real) */
+            default:                return 0;                       /* DeepGEMM */
             }
         case SLOW_KIND_FNUZ:
             return signbit; /* the only NaN, 0x80 */
@@ -510,6 +511,18 @@ uint8_t slow_e8m0_encode(float x, const qc_cast_policy *p)
             return 0xFF;
         return (uint8_t)(c + 127);
     }
+    case QC_E8M0_MODELOPT:
+    case QC_E8M0_MODELOPT_CPU:
+        /* (ceil(max(log2 x, -127)) + 127) as uint8 (modelopt mxfp4_tensor.py): NaN -> 0; +Inf -> 255 on
+         * the GPU, 0 on the CPU (golden/real/modelopt-0.47.0); 0 -> -Inf -> -127 -> 0; the largest
+         * finite x has ceil 128 -> 255 */
+        if (nan)
+            return 0;
+        if (inf)
+            return p->e8m0 == QC_E8M0_MODELOPT ? 0xFF : 0;
+        if (a == 0)
+            return 0;
+        return (uint8_t)(clampi(l.ceil, -127, 128) + 127);
 
     default:
         return 0xFF;

@@ -14,7 +14,7 @@
  *       combination where that must hold;
  *   (c) the policy sweep: all 2^16 bf16 patterns, fp32 special values and every value and
  *       midpoint of the format (with fp32 neighbours) under every policy combination
- *       (overflow x nan_sign x nan_code x ties x nonan x zero_sign = 432; e8m0: every rule x
+ *       (overflow x nan_sign x nan_code x ties x nonan x zero_sign = 540; e8m0: every rule x
  *       6 emax x 3 mbits); the fp32 neighbours of every bf16 pattern and >= 2^20 seeded random
  *       fp32 patterns under every combination of the fields the format's definition reads,
  *       the other fields rotated from input to input (with --full: every combination);
@@ -44,7 +44,7 @@
 #define N_NAN_SIGN 2
 #define N_NAN_CODE 3
 #define N_TIES 3
-#define N_NONAN 4
+#define N_NONAN 5
 #define N_ZERO_SIGN 3
 #define N_MINIFLOAT_POLICIES (N_OVERFLOW * N_NAN_SIGN * N_NAN_CODE * N_TIES * N_NONAN * N_ZERO_SIGN)
 
@@ -103,7 +103,8 @@ static const e8m0_cfg e8m0_full_cfgs[] = {
     {QC_E8M0_FLOOR_SAT, 0, 3}, {QC_E8M0_RCEIL, 0, 3},        {QC_E8M0_DEEPGEMM, 0, 3},
     {QC_E8M0_FLOOR, 8, 3},     {QC_E8M0_TORCHAO_CEIL, 2, 3}, {QC_E8M0_EVEN, 2, 1},
     {QC_E8M0_TRITON_UP, 0, 3}, {QC_E8M0_TRITON_DOWN, 0, 3},  {QC_E8M0_LOG2_CEIL, 0, 3},
-    {QC_E8M0_MLDTYPES_06, 0, 3}, {QC_E8M0_TORCHAO_RCEIL, 0, 3},
+    {QC_E8M0_MLDTYPES_06, 0, 3}, {QC_E8M0_TORCHAO_RCEIL, 0, 3}, {QC_E8M0_MODELOPT, 0, 3},
+    {QC_E8M0_MODELOPT_CPU, 0, 3},
 };
 #define N_E8M0_FULL ((int)(sizeof e8m0_full_cfgs / sizeof e8m0_full_cfgs[0]))
 
@@ -959,7 +960,8 @@ static int check_e8m0_one(const qc_cast_policy *p, uint32_t b, const char *what)
         return 0;
     /* B11: fp32 log2f rounds log2 of an input just above 2^k to k, so ceil gives k, one byte
      * below the exact ceil. Counted, not failed (formats.md §10 B11, §2.2 sglang/vLLM row). */
-    if ((p->e8m0 == QC_E8M0_LOG2_CEIL || p->e8m0 == QC_E8M0_TORCHAO_RCEIL) && slow_just_above_pow2(x) &&
+    if ((p->e8m0 == QC_E8M0_LOG2_CEIL || p->e8m0 == QC_E8M0_TORCHAO_RCEIL || p->e8m0 == QC_E8M0_MODELOPT ||
+         p->e8m0 == QC_E8M0_MODELOPT_CPU) && slow_just_above_pow2(x) &&
         got + 1 == want)
         return 1;
     encode_mismatch(what, QC_E8M0, p, b, want, got);

@@ -12,7 +12,7 @@
 int qc_avx512_cast_supported(qc_format to, const qc_cast_policy *p)
 {
     if (to == QC_E8M0)
-        return p->e8m0 < QC_E8M0_RULE_COUNT && p->e8m0 != QC_E8M0_TORCHAO_RCEIL; /* log2-ceil table: not this rule */
+        return p->e8m0 < QC_E8M0_TORCHAO_RCEIL; /* the log2-ceil table has not these later rules */
     return qcref_is_minifloat(to);
 }
 

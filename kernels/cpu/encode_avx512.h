@@ -98,6 +98,7 @@ static inline __attribute__((always_inline)) __m512i mf_nan16(const mf_plan k, _
     switch (k.nonan) {
     case QC_NONAN_POSMAX: return V1(k.maxmag);
     case QC_NONAN_MLDTYPES: return _mm512_xor_si512(sign, V1(k.signbit)); /* -0 code, negated by the sign */
+    case QC_NONAN_SIGNBIT: return V1(k.signbit); /* modelopt cast_fp4 */
     case QC_NONAN_TORCHAO: {
         int drop = 23 - k.mbits;
         uint32_t add = (uint32_t)((k.bias - 127) * (1 << 23)) + ((1u << (drop - 1)) - 1u);

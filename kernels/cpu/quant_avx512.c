@@ -508,14 +508,24 @@ static __m512 log2_ceil16(__m512 s)
     return _mm512_loadu_ps(v);
 }
 
+/* max / amax: a division, or torch's amax.reciprocal() * max (scale.c max_over_amax). */
+static __m512 max_over_amax16(__m512 a, const chain *k)
+{
+    const qc_recipe_policy *p = k->p;
+    __m512 mx = _mm512_set1_ps(p->elem_max);
+    if (p->scale_op == QC_SCALE_RCP_OF_MULT)
+        return mul16(recip16(a, p->div_mode, k->tab), mx, k->fast);
+    return divm16(mx, a, p->div_mode, k->tab);
+}
+
 static __m512 scale_of16(__m512 amax, const chain *k)
 {
     const qc_recipe_policy *p = k->p;
     __m512 a = amax_used16(amax, p), mx = _mm512_set1_ps(p->elem_max), s;
     if (p->scale_op == QC_SCALE_MUL_RCP) /* amax * fl32(1/max) */
         s = mul16(a, _mm512_set1_ps(k->rcp_max), k->fast);
-    else if (p->scale_op == QC_SCALE_RCP_OF_MULT) /* 1 / fl32(max / amax) */
-        s = recip16(divm16(mx, a, p->div_mode, k->tab), p->div_mode, k->tab);
+    else if (p->scale_op == QC_SCALE_RCP_OF_MULT) /* 1 / m, m = fl32(fl32(1 / amax) * max) (scale.c) */
+        s = recip16(max_over_amax16(a, k), p->div_mode, k->tab);
     else
         s = divm16(a, mx, p->div_mode, k->tab);
     if (p->eps_at == QC_EPS_SCALE) /* fmaxf(s, eps): NaN -> eps (MAXPS returns the second operand) */
@@ -545,7 +555,7 @@ static __m512 tiled_c16(__m512 s, __m512 amax, const chain *k)
     if (e == QC_ELEM_DIV) /* div.approx / div.full = a * rcp.approx(b) */
         return p->div_mode == QC_DIV_IEEE ? s : rcp16(s, k->tab);
     if (e == QC_ELEM_MUL_MAX_AMAX)
-        return divm16(_mm512_set1_ps(p->elem_max), amax_used16(amax, p), p->div_mode, k->tab);
+        return max_over_amax16(amax_used16(amax, p), k);
     __m512 r = recip16(s, p->div_mode, k->tab);
     if (p->zero_guard) /* scale 0 -> multiplier 0 */
         r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(s, _mm512_setzero_ps(), _CMP_EQ_OQ), _mm512_setzero_ps());
@@ -875,7 +885,7 @@ static int e8m0_rule_known(qc_recipe r, const qc_recipe_policy *p)
 {
     int e8 = (r <= QC_RECIPE_BLOCK && p->pow2 == QC_POW2_E8M0) ||
              (r >= QC_RECIPE_MXFP8 && r <= QC_RECIPE_MXFP4 && p->mx_rule != QC_MX_CUTEDSL);
-    return !e8 || (p->pow2_policy.e8m0 < QC_E8M0_RULE_COUNT && p->pow2_policy.e8m0 != QC_E8M0_TORCHAO_RCEIL);
+    return !e8 || p->pow2_policy.e8m0 < QC_E8M0_TORCHAO_RCEIL; /* the rules after it: not in the 16-lane encoders */
 }
 
 int qc_avx512_quant_supported(qc_recipe r, const qc_recipe_policy *p)

@@ -265,6 +265,7 @@ QCK_HD uint32_t qck_nonan(const qck_fmt &m, uint32_t b, qc_nonan rule)
     switch (rule) {
     case QC_NONAN_POSMAX:   return m.maxmag;
     case QC_NONAN_MLDTYPES: return neg ? 0u : sbit; /* quiet_NaN() is the -0 code; -NaN flips it */
+    case QC_NONAN_SIGNBIT:  return sbit;            /* modelopt cast_fp4 */
     case QC_NONAN_TORCHAO: {
         /* torchao _f32_to_fpx_unpacked takes a NaN down its normal branch: rebias plus the
          * rounding constant plus the odd bit, shift, keep 8 bits, OR the sign (formats.md §3.2). */
@@ -483,6 +484,9 @@ QCK_HD uint32_t qck_e8m0_encode(float x, const qc_cast_policy &p, const qck_libm
         return nan ? 0xFFu : qck_log2_ceil_byte(a, L, 0xFFu);
     case QC_E8M0_TORCHAO_RCEIL: /* e8m0.c: the same, saturating at 254 */
         return nan ? 0xFFu : qck_log2_ceil_byte(a, L, 0xFEu);
+    case QC_E8M0_MODELOPT: /* e8m0.c: NaN 0, +Inf 255 (GPU) or 0 (CPU) */
+    case QC_E8M0_MODELOPT_CPU:
+        return nan ? 0u : (a == QCK_INF) ? (p.e8m0 == QC_E8M0_MODELOPT ? 0xFFu : 0u) : qck_log2_ceil_byte(a, L, 0xFFu);
     default:
         return 0xFFu;
     }
@@ -624,6 +628,14 @@ QCK_HD float qck_amax_used(float amax, const qc_recipe_policy &p)
     return p.eps_at == QC_EPS_AMAX && amax < p.eps ? p.eps : amax; /* torch.clamp(min): NaN stays */
 }
 
+/* max / amax: a division, or torch's Python float over a tensor, amax.reciprocal() * max (scale.c). */
+QCK_HD float qck_max_over_amax(float a, const qc_recipe_policy &p)
+{
+    if (p.scale_op == QC_SCALE_RCP_OF_MULT)
+        return qck_mul_mode(qck_recip(a, p.div_mode), p.elem_max, p.div_mode == QC_DIV_FAST);
+    return qck_div_mode(p.elem_max, a, p.div_mode);
+}
+
 /* The fp32 scale of tensor / token / token_group / block from the tile's amax (formats.md §6.2-§6.4). */
 QCK_HD float qck_tiled_scale(float amax, const qc_recipe_policy &p, const qck_libm *L)
 {
@@ -631,7 +643,7 @@ QCK_HD float qck_tiled_scale(float amax, const qc_recipe_policy &p, const qck_li
     int fast = p.div_mode == QC_DIV_FAST;
     switch (p.scale_op) {
     case QC_SCALE_MUL_RCP:     s = qck_mul_mode(a, qck_recip(p.elem_max, p.div_mode), fast); break;
-    case QC_SCALE_RCP_OF_MULT: s = qck_recip(qck_div_mode(p.elem_max, a, p.div_mode), p.div_mode); break;
+    case QC_SCALE_RCP_OF_MULT: s = qck_recip(qck_max_over_amax(a, p), p.div_mode); break;
     default:                   s = qck_div_mode(a, p.elem_max, p.div_mode); break;
     }
     if (p.eps_at == QC_EPS_SCALE)
@@ -660,7 +672,7 @@ QCK_HD qck_elem_op qck_tiled_op(float s, float amax, const qc_recipe_policy &p)
             return qck_op_div(s);
         return qck_op_mul(qck_rcp_approx(s), fast); /* div.approx / div.full = a * rcp(b) */
     case QC_ELEM_MUL_MAX_AMAX:
-        return qck_op_mul(qck_div_mode(p.elem_max, qck_amax_used(amax, p), p.div_mode), fast);
+        return qck_op_mul(qck_max_over_amax(qck_amax_used(amax, p), p), fast);
     default:
         return qck_op_mul((p.zero_guard && s == 0.0f) ? 0.0f : qck_recip(s, p.div_mode), fast);
     }
@@ -694,6 +706,9 @@ QCK_HD qck_elem_op qck_mx_op(uint32_t E, float amax, const qc_recipe_policy &p)
     if (p.mx_zero_guard && amax == 0.0f)
         return qck_op_mul(0.0f, fast); /* TRT-LLM: outputScale = vecMax != 0 ? ... : 0 */
     float d = qck_e8m0_decode(E, p.mx_dec);
+    if ((p.pow2_policy.e8m0 == QC_E8M0_MODELOPT || p.pow2_policy.e8m0 == QC_E8M0_MODELOPT_CPU) &&
+        (qck_bits(amax) & QCK_ABS) >= QCK_INF) /* mx.c: modelopt divides by exp2 of its float exponent */
+        d = qck_isnan(amax) ? amax : qck_float(QCK_INF);
     switch (p.mx_op) {
     case QC_MX_MUL:          return qck_op_mul(d, fast);
     case QC_MX_MUL_RCP:      return qck_op_mul(qck_rcp_approx(d), fast);

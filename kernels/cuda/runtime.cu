@@ -255,7 +255,8 @@ extern "C" qcheck_status qck_cast(const qcheck_cast_args *a, qcheck_ctx *ctx)
         return qcheck_say(ctx, QCHECK_BAD_INPUT, "cast: x must be f32 [n] and y %d-byte codes [n] (got %zu and %zu bytes)",
                    storage_bytes(a->to), a->x.nbytes, a->y.nbytes);
     TRY(init(ctx));
-    if (a->to == QC_E8M0 && (a->policy.e8m0 == QC_E8M0_LOG2_CEIL || a->policy.e8m0 == QC_E8M0_TORCHAO_RCEIL) &&
+    if (a->to == QC_E8M0 && (a->policy.e8m0 == QC_E8M0_LOG2_CEIL || a->policy.e8m0 == QC_E8M0_TORCHAO_RCEIL ||
+                             a->policy.e8m0 == QC_E8M0_MODELOPT || a->policy.e8m0 == QC_E8M0_MODELOPT_CPU) &&
         !S.h_libm.ok)
         return qcheck_say(ctx, QCHECK_DECLINED, "cast to e8m0 with rule log2-ceil: this host's log2f is not the faithful, "
                    "run-structured function the device table assumes (libm_table.h)");
@@ -373,7 +374,8 @@ static int uses_log2_ceil(const qcheck_quant_spec *j)
     if (j->recipe <= QC_RECIPE_BLOCK)
         return p->pow2 == QC_POW2_LOG2_CEIL || (p->pow2 == QC_POW2_E8M0 && p->pow2_policy.e8m0 == QC_E8M0_LOG2_CEIL);
     return j->recipe != QC_RECIPE_NVFP4 && p->mx_rule != QC_MX_CUTEDSL &&
-           (p->pow2_policy.e8m0 == QC_E8M0_LOG2_CEIL || p->pow2_policy.e8m0 == QC_E8M0_TORCHAO_RCEIL);
+           (p->pow2_policy.e8m0 == QC_E8M0_LOG2_CEIL || p->pow2_policy.e8m0 == QC_E8M0_TORCHAO_RCEIL ||
+            p->pow2_policy.e8m0 == QC_E8M0_MODELOPT || p->pow2_policy.e8m0 == QC_E8M0_MODELOPT_CPU);
 }
 
 /* What this backend cannot do for the job, or NULL; also fills the kernel arguments. */

@@ -100,7 +100,8 @@ def e2m1_to_e4m3(packed, scale, tile, zero8_negative):
 def gpu_nan(v):
     """These converters run in torch on the GPU, where any fp32 operation that yields NaN gives the
     canonical 0x7FFFFFFF (formats.md §13): a NaN's sign does not survive (numpy's would)."""
-    return np.where(np.isnan(v), F32(np.nan), v).astype(F32)
+    v = np.asarray(v, F32)
+    return np.where(np.isnan(v), np.uint32(0x7FFFFFFF).view(F32), v).astype(F32)
 
 
 def block_fp8(x, amax_floor, scale_of, div):
@@ -116,7 +117,7 @@ def block_fp8(x, amax_floor, scale_of, div):
             t = pad[i * 128:(i + 1) * 128, j * 128:(j + 1) * 128]
             amax = F32(np.max(np.abs(t)))  # a NaN propagates, as torch's amax
             amax = amax if np.isnan(amax) else max(amax, F32(amax_floor))
-            s = scale_of(amax)
+            s = gpu_nan(scale_of(amax))  # a NaN amax's scale is the GPU's NaN (golden/real/sglang-0.5.23)
             scales[i, j] = s
             q[i * 128:(i + 1) * 128, j * 128:(j + 1) * 128] = to_e4m3(gpu_nan(div(t, s)))
     return q[:n, :k], scales

@@ -123,6 +123,13 @@ QC_HD uint8_t qcref_e8m0_encode(float x, const qc_cast_policy *p)
          * just above a power of two the byte is floor's (golden/real/torchao-0.18.0 to_mx-*-rceil,
          * blocks above_pow2_*); the clamp sends Inf and overflow to 254 */
         return is_nan ? E8M0_NAN : log2_ceil_byte(abs_bits, E8M0_MAX);
+    case QC_E8M0_MODELOPT: /* (ceil(max(log2(x), -127)) + 127).to(uint8): NaN gives 0, +Inf 255 */
+    case QC_E8M0_MODELOPT_CPU: /* ... and +Inf 0 on the CPU (golden/real/modelopt-0.47.0 mxfp4-*) */
+        if (is_nan)
+            return 0;
+        if (nonfinite)
+            return p->e8m0 == QC_E8M0_MODELOPT ? 0xFF : 0;
+        return log2_ceil_byte(abs_bits, 0xFF);
     default:
         return E8M0_NAN;
     }

@@ -81,7 +81,9 @@ typedef enum qc_nonan {
     QC_NONAN_POSMAX,   /* +max (0x7 for e2m1): PTX "NaN converts to positive MAXNORM" */
     QC_NONAN_TORCHAO,  /* what torchao's _f32_to_fpx_unpacked bit arithmetic yields (e2m1 +NaN -> 0x3) */
     QC_NONAN_MLDTYPES, /* ml_dtypes' quiet_NaN() is the -0 code: +NaN -> 0x8, -NaN -> 0x0 (e2m1) */
-    QC_NONAN_ZERO      /* code 0: DeepGEMM and modelopt references */
+    QC_NONAN_ZERO,     /* code 0: DeepGEMM's reference */
+    QC_NONAN_SIGNBIT   /* the sign-bit code (e2m1 0x8) whatever the NaN's sign: modelopt's cast_fp4
+                          (golden/real/modelopt-0.47.0, CPU and GPU) */
 } qc_nonan;
 
 /* The sign of a result that rounds to zero, for every minifloat (fnuz formats have no -0 and
@@ -108,6 +110,8 @@ typedef enum qc_e8m0_rule {
     QC_E8M0_LOG2_CEIL,    /* exp2(ceil(log2(x))) in float (sglang/vLLM Triton, modelopt): libm log2f */
     QC_E8M0_MLDTYPES_06,  /* ml_dtypes 0.5-0.6 cast: as 0.7, but an fp32 subnormal above 2^-127 rounds up */
     QC_E8M0_TORCHAO_RCEIL,/* torchao 0.18 _to_mx_rceil (eager): ceil(log2f(x)) clamped to [-127, 127], NaN 255, Inf 254 */
+    QC_E8M0_MODELOPT,     /* modelopt MXFP4: u8(ceil(max(log2f(x), -127)) + 127) on the GPU: NaN -> 0, Inf -> 255 */
+    QC_E8M0_MODELOPT_CPU, /* the same on the CPU, where the float -> uint8 of +Inf gives 0 (golden/real/modelopt-0.47.0) */
     QC_E8M0_RULE_COUNT
 } qc_e8m0_rule;
 

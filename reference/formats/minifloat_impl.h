@@ -72,6 +72,8 @@ QC_INLINE QC_HD uint32_t nonan_code(qc_minifloat m, uint32_t bits, qc_nonan rule
         return max_magnitude(m);
     case QC_NONAN_MLDTYPES: /* quiet_NaN() is the -0 code, negation flips its sign bit */
         return neg ? 0 : signbit;
+    case QC_NONAN_SIGNBIT:
+        return signbit;
     case QC_NONAN_TORCHAO: {
         /* torchao _f32_to_fpx_unpacked sends NaN down its "normal" branch: add the rebias and the
          * magic rounding constant plus the odd bit, shift, truncate to uint8, OR the sign. */

@@ -19,6 +19,7 @@ static const char *const e8m0_rule_names[QC_E8M0_RULE_COUNT] = {
     [QC_E8M0_EVEN] = "even",              [QC_E8M0_TRITON_UP] = "triton-up",
     [QC_E8M0_TRITON_DOWN] = "triton-down", [QC_E8M0_LOG2_CEIL] = "log2-ceil",
     [QC_E8M0_MLDTYPES_06] = "ml_dtypes-0.6", [QC_E8M0_TORCHAO_RCEIL] = "torchao-rceil",
+    [QC_E8M0_MODELOPT] = "modelopt",      [QC_E8M0_MODELOPT_CPU] = "modelopt-cpu",
 };
 
 static const char *const e8m0_decoder_names[QC_E8M0_DECODER_COUNT] = {
@@ -65,7 +66,8 @@ static const char *const nan_code_names[] = {[QC_NANCODE_ONES] = "ones", [QC_NAN
                                              [QC_NANCODE_QUIET_PAYLOAD] = "quiet-payload"};
 static const char *const ties_names[] = {[QC_TIES_EVEN] = "even", [QC_TIES_ZERO] = "zero", [QC_TIES_AWAY] = "away"};
 static const char *const nonan_names[] = {[QC_NONAN_POSMAX] = "posmax", [QC_NONAN_TORCHAO] = "torchao",
-                                          [QC_NONAN_MLDTYPES] = "ml_dtypes", [QC_NONAN_ZERO] = "zero"};
+                                          [QC_NONAN_MLDTYPES] = "ml_dtypes", [QC_NONAN_ZERO] = "zero",
+                                          [QC_NONAN_SIGNBIT] = "signbit"};
 static const char *const zero_sign_names[] = {[QC_ZERO_KEEP] = "keep", [QC_ZERO_DROP] = "drop",
                                               [QC_ZERO_MODELOPT] = "modelopt"};
 

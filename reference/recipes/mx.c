@@ -39,6 +39,9 @@ static float mx_scaled(float x, uint8_t byte, float amax, const qc_recipe_policy
     if (p->mx_zero_guard && amax == 0.0f)
         return qcref_mul(x, 0.0f, fast); /* TRT-LLM: outputScale = vecMax != 0 ? ... : 0 */
     float d = qcref_e8m0_decode(byte, p->mx_dec);
+    int modelopt = p->pow2_policy.e8m0 == QC_E8M0_MODELOPT || p->pow2_policy.e8m0 == QC_E8M0_MODELOPT_CPU;
+    if (modelopt && !isfinite(amax)) /* it divides by exp2 of the float exponent, not of the byte */
+        d = amax != amax ? amax : INFINITY;
     switch (p->mx_op) {
     case QC_MX_MUL:
         return qcref_mul(x, d, fast);

@@ -49,7 +49,9 @@ typedef enum qc_eps_at {
 typedef enum qc_scale_op {
     QC_SCALE_DIV,           /* s = amax / max under div_mode */
     QC_SCALE_MUL_RCP,       /* s = amax * fl32(1/max) (sgl-kernel CUDA) */
-    QC_SCALE_RCP_OF_MULT    /* s = 1 / fl32(max / amax) (sglang input_to_float8 returns scale.reciprocal()) */
+    QC_SCALE_RCP_OF_MULT    /* s = 1 / m with m = max / amax as torch computes a Python float over a tensor:
+                               fl32(fl32(1 / amax) * max) (torch Tensor.__rtruediv__ is reciprocal() * other;
+                               sglang input_to_float8 returns scale.reciprocal(); golden/real/sglang-0.5.23) */
 } qc_scale_op;
 
 /* Power-of-two rounding of an fp32 scale (token_group / block "ue8m0"), formats.md §2.2. */

@@ -64,6 +64,14 @@ static float pow2_round(float s, const qc_recipe_policy *p)
     }
 }
 
+/* max / amax: a division, or torch's Python float over a tensor, amax.reciprocal() * max (RCP_OF_MULT). */
+static float max_over_amax(float a, const qc_recipe_policy *p)
+{
+    if (p->scale_op == QC_SCALE_RCP_OF_MULT)
+        return qcref_mul(qcref_recip(a, p->div_mode), p->elem_max, fast(p));
+    return qcref_div(p->elem_max, a, p->div_mode);
+}
+
 float qcref_scale_from_amax(float amax, const qc_recipe_policy *p)
 {
     float a = amax_used(amax, p), s;
@@ -72,7 +80,7 @@ float qcref_scale_from_amax(float amax, const qc_recipe_policy *p)
         s = qcref_mul(a, qcref_recip(p->elem_max, p->div_mode), fast(p));
         break;
     case QC_SCALE_RCP_OF_MULT: /* sglang input_to_float8: scale = max/amax, returns its reciprocal */
-        s = qcref_recip(qcref_div(p->elem_max, a, p->div_mode), p->div_mode);
+        s = qcref_recip(max_over_amax(a, p), p->div_mode);
         break;
     default:
         s = qcref_div(a, p->elem_max, p->div_mode);
@@ -119,7 +127,7 @@ float qcref_prescale_elem(float x, float s, float amax, const qc_recipe_policy *
     case QC_ELEM_DIV:
         return op_result(qcref_div(x, s, p->div_mode), p);
     case QC_ELEM_MUL_MAX_AMAX: /* sgl-kernel: y_scale = fp8_max / amax; input_to_float8: fp_max / amax */
-        return qcref_mul(x, qcref_div(p->elem_max, amax_used(amax, p), p->div_mode), fast(p));
+        return qcref_mul(x, max_over_amax(amax_used(amax, p), p), fast(p));
     default: {
         float r = (p->zero_guard && s == 0.0f) ? 0.0f : qcref_recip(s, p->div_mode);
         return qcref_mul(x, r, fast(p));
