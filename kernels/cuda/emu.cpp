@@ -76,6 +76,14 @@ uint32_t qck_emu_shfl(uint32_t v, int src, int width)
     return exchange(v, seg + ((unsigned)src % (unsigned)width));
 }
 
+int qck_emu_any(int p) /* a warp vote as five exchanges */
+{
+    uint32_t v = p != 0;
+    for (int m = 1; m < 32; m <<= 1)
+        v |= qck_emu_shfl_xor(v, m, 32);
+    return (int)v;
+}
+
 void qck_emu_launch(unsigned grid, unsigned block, const std::function<void()> &b)
 {
     if (block == 0 || grid == 0)

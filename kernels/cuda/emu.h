@@ -59,6 +59,8 @@ uint32_t qck_emu_shfl_xor(uint32_t v, int mask, int width);
 uint32_t qck_emu_shfl(uint32_t v, int src, int width);
 #define QCK_SHFL_XOR(v, m, w) qck_emu_shfl_xor((v), (m), (w))
 #define QCK_SHFL(v, s, w) qck_emu_shfl((v), (s), (w))
+int qck_emu_any(int p);
+#define QCK_ANY(p) qck_emu_any(p)
 
 /* One block runs at a time on one OS thread: the atomics are plain read-modify-writes. */
 inline unsigned atomicMax(unsigned *p, unsigned v)

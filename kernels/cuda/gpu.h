@@ -56,6 +56,7 @@ typedef hipDeviceProp_t gpuDeviceProp;
 /* HIP 5.x has no *_sync shuffles; a wavefront executes in lockstep. */
 #define QCK_SHFL_XOR(v, m, w) __shfl_xor((v), (m), (w))
 #define QCK_SHFL(v, src, w) __shfl((v), (src), (w))
+#define QCK_ANY(p) __any(p)
 #elif defined(QCK_EMU)
 #include "emu.h" /* the CPU emulation of the tests (emu.h); gpu* names are its functions */
 #else
@@ -100,6 +101,7 @@ typedef cudaDeviceProp gpuDeviceProp;
  * width confines the exchange to the lane group. */
 #define QCK_SHFL_XOR(v, m, w) __shfl_xor_sync(0xffffffffu, (v), (m), (w))
 #define QCK_SHFL(v, src, w) __shfl_sync(0xffffffffu, (v), (src), (w))
+#define QCK_ANY(p) __any_sync(0xffffffffu, (p))
 #endif
 
 /* QCK_PTX: this pass compiles NVIDIA device code, where PTX inline assembly is available. */

@@ -135,15 +135,22 @@ QCK_D qck_elem_op qck_group_step(const qck_quant_args &a, float amax, int64_t i,
 
 /* ---------------------------------------------------------------- the group kernel */
 
-/* One lane group's slot: amax, scale, codes. Every lane of the warp calls it (the shuffles). */
-template <typename T, int CK, int FAM>
-QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const float *v, int64_t gi, bool valid, int sub)
+/* The elements of a slot through the element op and a clamp known at compile time (numerics.cuh). */
+template <int N, int CL>
+QCK_D void qck_scale_elems(const qck_elem_op &op, const float *v, float *y, const qc_recipe_policy &p)
 {
-    constexpr int N = qck_vec<T>::N;
-    const int lpg = a.lpg;
-    const int64_t ng = a.tiles_c, e0 = gi * a.tile_c + (int64_t)sub * N;
-    /* amax: the largest magnitude (bits compare as the values do), and the position of the
-     * group's first NaN (lane-major, so in element order) */
+    const float mx = p.clamp_max, nm = qck_float(qck_bits(mx) ^ 0x80000000u);
+    const int canon = p.nan_canonical;
+#pragma unroll
+    for (int k = 0; k < N; k++)
+        y[k] = qck_clamp_as<CL>(qck_apply(op, v[k]), mx, nm, canon);
+}
+
+/* The amax of a lane group that holds a NaN: the largest magnitude that is not NaN, and the bits of
+ * the group's first NaN (lane-major, so in element order) for a profile that propagates it. */
+template <int N>
+QCK_D float qck_group_amax_nan(const qck_quant_args &a, const float *v, int sub, int lpg)
+{
     uint32_t mx = 0, key = QCK_NONE32, nanb = 0;
 #pragma unroll
     for (int k = 0; k < N; k++) {
@@ -166,14 +173,47 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const float
         if (key != QCK_NONE32)
             amax = qck_float(nb);
     }
+    return amax;
+}
+
+/* One lane group's slot: amax, scale, codes. Every lane of the warp calls it (the shuffles). */
+template <typename T, int CK, int FAM>
+QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const float *v, int64_t gi, bool valid, int sub)
+{
+    constexpr int N = qck_vec<T>::N;
+    const int lpg = a.lpg;
+    const int64_t ng = a.tiles_c, e0 = gi * a.tile_c + (int64_t)sub * N;
+    /* amax: the largest magnitude bits (they compare as the values do). A NaN's bits are above
+     * Inf's, so one maximum over all bits says whether the group holds one; only a warp where some
+     * group does takes the exact NaN rules (warp-uniform: the shuffles need every lane). */
+    uint32_t mx = 0;
+#pragma unroll
+    for (int k = 0; k < N; k++) {
+        uint32_t b = qck_bits(v[k]) & QCK_ABS;
+        mx = b > mx ? b : mx;
+    }
+    for (int off = lpg >> 1; off > 0; off >>= 1) {
+        uint32_t om = QCK_SHFL_XOR(mx, off, lpg);
+        mx = om > mx ? om : mx;
+    }
+    float amax = qck_float(mx);
+    if (QCK_ANY(mx > QCK_INF)) {
+        float exact = qck_group_amax_nan<N>(a, v, sub, lpg);
+        if (mx > QCK_INF)
+            amax = exact;
+    }
     const int64_t row = gi / ng, col = gi - row * ng;
     const qck_elem_op op = qck_group_step<FAM>(a, amax, row, col, valid && sub == 0);
     if (!valid)
         return;
     float y[N];
-#pragma unroll
-    for (int k = 0; k < N; k++)
-        y[k] = qck_clamp(qck_apply(op, v[k]), a.p);
+    switch (a.p.clamp) { /* the clamp's switch once per slot, not per element */
+    case QC_CLAMP_NONE:        qck_scale_elems<N, QC_CLAMP_NONE>(op, v, y, a.p); break;
+    case QC_CLAMP_TORCH:       qck_scale_elems<N, QC_CLAMP_TORCH>(op, v, y, a.p); break;
+    case QC_CLAMP_FMINF:       qck_scale_elems<N, QC_CLAMP_FMINF>(op, v, y, a.p); break;
+    case QC_CLAMP_TRITON:      qck_scale_elems<N, QC_CLAMP_TRITON>(op, v, y, a.p); break;
+    default:                   qck_scale_elems<N, QC_CLAMP_FMINF_UPPER>(op, v, y, a.p); break;
+    }
     if (a.fp4) {
         uint32_t packed = 0;
 #pragma unroll

@@ -609,17 +609,29 @@ QCK_HD float qck_apply(const qck_elem_op &o, float x)
 }
 
 /* The clamp before the cast (formats.md §10 B20; recipes.h qc_clamp). */
-QCK_HD float qck_clamp(float v, const qc_recipe_policy &p)
+/* Clamp kind CL (a compile-time qc_clamp) to [nm, m], after the canonical NaN where the policy has it. */
+template <int CL> QCK_HD float qck_clamp_as(float v, float m, float nm, int nan_canonical)
 {
-    float m = p.clamp_max, nm = qck_float(qck_bits(m) ^ 0x80000000u);
-    if (p.nan_canonical && qck_isnan(v)) /* the GPU's own NaN already; explicit for the host emulation */
+    if (nan_canonical && qck_isnan(v)) /* the GPU's own NaN already; explicit for the host emulation */
         v = qck_float(0x7FFFFFFFu);
-    switch (p.clamp) {
+    switch (CL) {
     case QC_CLAMP_TORCH:  return qck_isnan(v) ? v : v > m ? m : v < nm ? nm : v;
     case QC_CLAMP_FMINF:  return qck_fmaxf(qck_fminf(v, m), nm);
     case QC_CLAMP_TRITON: return qck_fminf(qck_fmaxf(v, nm), m);
     case QC_CLAMP_FMINF_UPPER: return qck_fminf(v, m);
     default:              return v;
+    }
+}
+
+QCK_HD float qck_clamp(float v, const qc_recipe_policy &p)
+{
+    float m = p.clamp_max, nm = qck_float(qck_bits(m) ^ 0x80000000u);
+    switch (p.clamp) {
+    case QC_CLAMP_TORCH:       return qck_clamp_as<QC_CLAMP_TORCH>(v, m, nm, p.nan_canonical);
+    case QC_CLAMP_FMINF:       return qck_clamp_as<QC_CLAMP_FMINF>(v, m, nm, p.nan_canonical);
+    case QC_CLAMP_TRITON:      return qck_clamp_as<QC_CLAMP_TRITON>(v, m, nm, p.nan_canonical);
+    case QC_CLAMP_FMINF_UPPER: return qck_clamp_as<QC_CLAMP_FMINF_UPPER>(v, m, nm, p.nan_canonical);
+    default:                   return qck_clamp_as<QC_CLAMP_NONE>(v, m, nm, p.nan_canonical);
     }
 }
 
