@@ -176,19 +176,19 @@ QCK_D float qck_group_amax_nan(const qck_quant_args &a, const float *v, int sub,
     return amax;
 }
 
-/* One lane group's slot: amax, scale, codes. Every lane of the warp calls it (the shuffles). */
-template <typename T, int CK, int FAM>
+/* One lane group's slot: amax, scale, codes of the E elements each lane holds. Every lane of the
+ * warp calls it (the shuffles). */
+template <int E, int CK, int FAM>
 QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const float *v, int64_t gi, bool valid, int sub)
 {
-    constexpr int N = qck_vec<T>::N;
     const int lpg = a.lpg;
-    const int64_t ng = a.tiles_c, e0 = gi * a.tile_c + (int64_t)sub * N;
+    const int64_t ng = a.tiles_c, e0 = gi * a.tile_c + (int64_t)sub * E;
     /* amax: the largest magnitude bits (they compare as the values do). A NaN's bits are above
      * Inf's, so one maximum over all bits says whether the group holds one; only a warp where some
      * group does takes the exact NaN rules (warp-uniform: the shuffles need every lane). */
     uint32_t mx = 0;
 #pragma unroll
-    for (int k = 0; k < N; k++) {
+    for (int k = 0; k < E; k++) {
         uint32_t b = qck_bits(v[k]) & QCK_ABS;
         mx = b > mx ? b : mx;
     }
@@ -198,7 +198,7 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const float
     }
     float amax = qck_float(mx);
     if (QCK_ANY(mx > QCK_INF)) {
-        float exact = qck_group_amax_nan<N>(a, v, sub, lpg);
+        float exact = qck_group_amax_nan<E>(a, v, sub, lpg);
         if (mx > QCK_INF)
             amax = exact;
     }
@@ -206,61 +206,75 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const float
     const qck_elem_op op = qck_group_step<FAM>(a, amax, row, col, valid && sub == 0);
     if (!valid)
         return;
-    float y[N];
+    float y[E];
     switch (a.p.clamp) { /* the clamp's switch once per slot, not per element */
-    case QC_CLAMP_NONE:        qck_scale_elems<N, QC_CLAMP_NONE>(op, v, y, a.p); break;
-    case QC_CLAMP_TORCH:       qck_scale_elems<N, QC_CLAMP_TORCH>(op, v, y, a.p); break;
-    case QC_CLAMP_FMINF:       qck_scale_elems<N, QC_CLAMP_FMINF>(op, v, y, a.p); break;
-    case QC_CLAMP_TRITON:      qck_scale_elems<N, QC_CLAMP_TRITON>(op, v, y, a.p); break;
-    default:                   qck_scale_elems<N, QC_CLAMP_FMINF_UPPER>(op, v, y, a.p); break;
+    case QC_CLAMP_NONE:        qck_scale_elems<E, QC_CLAMP_NONE>(op, v, y, a.p); break;
+    case QC_CLAMP_TORCH:       qck_scale_elems<E, QC_CLAMP_TORCH>(op, v, y, a.p); break;
+    case QC_CLAMP_FMINF:       qck_scale_elems<E, QC_CLAMP_FMINF>(op, v, y, a.p); break;
+    case QC_CLAMP_TRITON:      qck_scale_elems<E, QC_CLAMP_TRITON>(op, v, y, a.p); break;
+    default:                   qck_scale_elems<E, QC_CLAMP_FMINF_UPPER>(op, v, y, a.p); break;
     }
+    uint32_t w[E / 4 > 0 ? E / 4 : 1]; /* the codes, 4 bytes per word (FP4: 8 nibbles per word) */
     if (a.fp4) {
-        uint32_t packed = 0;
 #pragma unroll
-        for (int k = 0; k < N / 2; k++)
-            packed |= (qck_encode_e2m1(y[2 * k], a.p.cast) | qck_encode_e2m1(y[2 * k + 1], a.p.cast) << 4) << (8 * k);
-        if (N == 4)
-            *reinterpret_cast<uint16_t *>(a.q + e0 / 2) = (uint16_t)packed;
+        for (int k = 0; k < E / 8; k++) {
+            w[k] = 0;
+#pragma unroll
+            for (int t = 0; t < 4; t++)
+                w[k] |= (qck_encode_e2m1(y[8 * k + 2 * t], a.p.cast) | qck_encode_e2m1(y[8 * k + 2 * t + 1], a.p.cast) << 4)
+                        << (8 * t);
+        }
+        if (E == 4)
+            *reinterpret_cast<uint16_t *>(a.q + e0 / 2) =
+                (uint16_t)(qck_encode_e2m1(y[0], a.p.cast) | qck_encode_e2m1(y[1], a.p.cast) << 4 |
+                           (qck_encode_e2m1(y[2], a.p.cast) | qck_encode_e2m1(y[3], a.p.cast) << 4) << 8);
+        else if (E == 8)
+            *reinterpret_cast<uint32_t *>(a.q + e0 / 2) = w[0];
         else
-            *reinterpret_cast<uint32_t *>(a.q + e0 / 2) = packed;
+            *reinterpret_cast<uint2 *>(a.q + e0 / 2) = make_uint2(w[0], w[E / 8 - 1]);
     } else {
-        uint32_t w[N / 4];
 #pragma unroll
-        for (int k = 0; k < N / 4; k++)
+        for (int k = 0; k < E / 4; k++)
             w[k] = qck_code2<CK>(y[4 * k], y[4 * k + 1], m, a.p.cast) | qck_code2<CK>(y[4 * k + 2], y[4 * k + 3], m, a.p.cast)
                                                                           << 16;
-        if (N == 4)
+        if (E == 4)
             *reinterpret_cast<uint32_t *>(a.q + e0) = w[0];
+        else if (E == 8)
+            *reinterpret_cast<uint2 *>(a.q + e0) = make_uint2(w[0], w[E / 4 - 1]);
         else
-            *reinterpret_cast<uint2 *>(a.q + e0) = make_uint2(w[0], w[N / 4 - 1]);
+            *reinterpret_cast<uint4 *>(a.q + e0) = make_uint4(w[0], w[1 % (E / 4)], w[2 % (E / 4)], w[(E / 4) - 1]);
     }
 }
 
 /* QCK_UNROLL slots per lane and iteration, their 16-byte loads issued together (bytes in flight). */
 #define QCK_UNROLL 2
 
-template <typename T, int CK, int FAM>
+/* V 16-byte vectors of one group per lane (E = V * N elements): the group's amax, scale and
+ * shuffles are paid once per E elements. */
+template <typename T, int CK, int FAM, int V>
 __global__ void __launch_bounds__(QCK_THREADS) qck_group_kernel(const T *__restrict__ x, qck_quant_args a)
 {
-    constexpr int N = qck_vec<T>::N;
+    constexpr int N = qck_vec<T>::N, E = V * N;
     const qck_fmt m = qck_format(a.p.elem);
     const int lane = threadIdx.x & 31, lpg = a.lpg, gpw = 32 / lpg, sub = lane & (lpg - 1);
     const int64_t total = a.rows * a.tiles_c, group = a.tile_c;
     const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int64_t nwarps = ((int64_t)gridDim.x * blockDim.x) >> 5, step = (int64_t)gpw * QCK_UNROLL;
     for (int64_t base = warp * step; base < total; base += nwarps * step) { /* warp-uniform */
-        float v[QCK_UNROLL][N];
+        float v[QCK_UNROLL][E];
         int64_t gi[QCK_UNROLL];
         bool valid[QCK_UNROLL];
 #pragma unroll
         for (int u = 0; u < QCK_UNROLL; u++) {
             gi[u] = base + (int64_t)u * gpw + lane / lpg;
             valid[u] = gi[u] < total;
-            qck_load16(x, gi[u] * group + (int64_t)sub * N, valid[u], v[u]);
+#pragma unroll
+            for (int t = 0; t < V; t++)
+                qck_load16(x, gi[u] * group + (int64_t)sub * E + t * N, valid[u], v[u] + t * N);
         }
 #pragma unroll
         for (int u = 0; u < QCK_UNROLL; u++)
-            qck_group_slot<T, CK, FAM>(a, m, v[u], gi[u], valid[u], sub);
+            qck_group_slot<E, CK, FAM>(a, m, v[u], gi[u], valid[u], sub);
     }
 }
 
@@ -440,34 +454,43 @@ static bool qck_group_kernel_fits(const qck_quant_args *a, int N)
     return lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0;
 }
 
-template <typename T>
-static gpuError_t qck_group_launch(const qck_quant_args &a, const T *x, int sms, gpuStream_t s)
+/* The group kernel of this recipe family and cast: the hardware cvt where the policy is its own. */
+template <typename T, int V>
+static void (*qck_group_pick(const qck_quant_args &a))(const T *, qck_quant_args)
 {
-    const int64_t groups = a.rows * a.tiles_c, per_block = (QCK_THREADS / 32) * (32 / a.lpg) * QCK_UNROLL;
-    const unsigned grid = qck_grid((groups + per_block - 1) / per_block, sms);
-    void (*k)(const T *, qck_quant_args);
     const bool hw = !a.fp4 && qck_hw_fp8_ok(a.p.elem, a.p.cast);
 #if defined(QCK_HIP)
     (void)hw;
     if (a.recipe == QC_RECIPE_NVFP4)
-        k = qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_NV>;
-    else if (a.recipe >= QC_RECIPE_MXFP8)
-        k = qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_MX>;
-    else
-        k = qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_TG>;
+        return qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_NV, V>;
+    if (a.recipe >= QC_RECIPE_MXFP8)
+        return qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_MX, V>;
+    return qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_TG, V>;
 #else
     const bool e4 = a.p.elem == QC_E4M3FN;
     if (a.recipe == QC_RECIPE_NVFP4)
-        k = qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_NV>;
-    else if (a.recipe >= QC_RECIPE_MXFP8)
-        k = !hw ? qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_MX>
-            : e4 ? qck_group_kernel<T, QCK_CK_E4M3_HW, QCK_FAM_MX>
-                 : qck_group_kernel<T, QCK_CK_E5M2_HW, QCK_FAM_MX>;
-    else
-        k = !hw ? qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_TG>
-            : e4 ? qck_group_kernel<T, QCK_CK_E4M3_HW, QCK_FAM_TG>
-                 : qck_group_kernel<T, QCK_CK_E5M2_HW, QCK_FAM_TG>;
+        return qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_NV, V>;
+    if (a.recipe >= QC_RECIPE_MXFP8)
+        return !hw ? qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_MX, V>
+               : e4 ? qck_group_kernel<T, QCK_CK_E4M3_HW, QCK_FAM_MX, V>
+                    : qck_group_kernel<T, QCK_CK_E5M2_HW, QCK_FAM_MX, V>;
+    return !hw ? qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_TG, V>
+           : e4 ? qck_group_kernel<T, QCK_CK_E4M3_HW, QCK_FAM_TG, V>
+                : qck_group_kernel<T, QCK_CK_E5M2_HW, QCK_FAM_TG, V>;
 #endif
+}
+
+/* Two vectors per lane where the group holds an even number of them, but for nvfp4, whose 16-element
+ * groups would get one lane each and measured slower so (H200: 0.154 against 0.162 of the copy);
+ * a.lpg lanes per group follow. */
+template <typename T>
+static gpuError_t qck_group_launch(qck_quant_args a, const T *x, int sms, gpuStream_t s)
+{
+    const int N = qck_vec<T>::N, V = a.recipe != QC_RECIPE_NVFP4 && a.tile_c % (2 * N) == 0 ? 2 : 1;
+    a.lpg = (int)(a.tile_c / (V * N));
+    const int64_t groups = a.rows * a.tiles_c, per_block = (QCK_THREADS / 32) * (32 / a.lpg) * QCK_UNROLL;
+    const unsigned grid = qck_grid((groups + per_block - 1) / per_block, sms);
+    void (*k)(const T *, qck_quant_args) = V == 2 ? qck_group_pick<T, 2>(a) : qck_group_pick<T, 1>(a);
     QCK_LAUNCH(k, grid, QCK_THREADS, s, x, a);
     return gpuGetLastError();
 }
@@ -501,7 +524,6 @@ gpuError_t qck_launch_quant(const qck_quant_args *in, const void *x, int x_bf16,
     }
     const int N = x_bf16 ? 8 : 4;
     if (qck_group_kernel_fits(&a, N)) {
-        a.lpg = (int)(a.tile_c / N);
         if (a.rows * a.tiles_c == 0)
             return gpuSuccess;
         e = x_bf16 ? qck_group_launch(a, (const uint16_t *)x, sms, s) : qck_group_launch(a, (const float *)x, sms, s);
