@@ -272,7 +272,9 @@ __global__ void __launch_bounds__(QCK_THREADS) qck_group_kernel(const T *__restr
             for (int t = 0; t < V; t++)
                 qck_load16(x, gi[u] * group + (int64_t)sub * E + t * N, valid[u], v[u] + t * N);
         }
+#if !defined(QCK_HIP) /* hipcc 5.2 cannot unroll this loop of shuffles and votes (-Wpass-failed) */
 #pragma unroll
+#endif
         for (int u = 0; u < QCK_UNROLL; u++)
             qck_group_slot<E, CK, FAM>(a, m, v[u], gi[u], valid[u], sub);
     }
