@@ -83,6 +83,43 @@ static int job_run(job *j, const char *recipe, const char *profile, int elem, in
 
 static void job_free(job *j) { free(j->qz.q), free(j->qz.scale_f32), free(j->qz.scale_u8), free(j->y); }
 
+/* The input's element type decides two knobs (qcref_recipe_policy_for_input); expected bytes by
+ * hand from the recorded behaviour (formats.md §15.1): sglang-jit clamps an f32/f16 input by
+ * fminf(q, 448), so NaN -> 448 = 0x7E, and a bf16 input not at all, so NaN -> satfinite 0x7F;
+ * sglang-native on bf16 rounds its scale to bf16: amax 1 -> fl32(1/448) = 0x3B124925, in bf16 0x3B120000. */
+static void test_input_type_resolution(void)
+{
+    float x[128];
+    for (int i = 0; i < 128; i++)
+        x[i] = 1.0f;
+    x[5] = fb(0x7FC00000u);
+    static const struct { int in; uint8_t q5; } jit[] = {{QC_F32, 0x7E}, {QC_F16, 0x7E}, {QC_BF16, 0x7F}};
+    for (size_t t = 0; t < sizeof jit / sizeof jit[0]; t++) {
+        job j;
+        if (job_run(&j, "token_group", "sglang-jit", -1, 0, x, 1, 128, NULL) == 0) {
+            qc_recipe_policy p = qcref_recipe_policy_for_input(&j.p, (qc_format)jit[t].in);
+            CHECK(qcref_quant(j.r, &p, x, 1, 128, NULL, NULL, &j.qz) == 0, "sglang-jit quant");
+            CHECK(j.qz.q[5] == jit[t].q5, "sglang-jit, %s input: NaN -> 0x%02X, want 0x%02X",
+                  qc_format_name((qc_format)jit[t].in), j.qz.q[5], jit[t].q5);
+        }
+        job_free(&j);
+    }
+    x[5] = 1.0f;
+    static const struct { int in; uint32_t scale; } native[] = {{QC_F32, 0x3B124925u}, {QC_F16, 0x3B124925u},
+                                                               {QC_BF16, 0x3B120000u}};
+    for (size_t t = 0; t < sizeof native / sizeof native[0]; t++) {
+        job j;
+        if (job_run(&j, "tensor", "sglang-native", -1, 0, x, 1, 128, NULL) == 0) {
+            qc_recipe_policy p = qcref_recipe_policy_for_input(&j.p, (qc_format)native[t].in);
+            CHECK(p.round_bf16 == (native[t].in == QC_BF16), "round_bf16 only for a bf16 input");
+            CHECK(qcref_quant(j.r, &p, x, 1, 128, NULL, NULL, &j.qz) == 0, "sglang-native quant");
+            CHECK(bf(j.qz.scale_f32[0]) == native[t].scale, "sglang-native, %s input: scale 0x%08X, want 0x%08X",
+                  qc_format_name((qc_format)native[t].in), bf(j.qz.scale_f32[0]), native[t].scale);
+        }
+        job_free(&j);
+    }
+}
+
 /* ---------------------------------------------------------------------------------------- 1 */
 static void test_catalog(void)
 {
@@ -543,6 +580,7 @@ int main(int argc, char **argv)
     rng_state = seed | 1;
     test_catalog();
     test_nvfp4_special_blocks();
+    test_input_type_resolution();
     test_slow_implementations();
     test_properties();
     test_profile_table();
