@@ -30,6 +30,7 @@ typedef struct qc_tensor {
     int ndim;
     int64_t shape[QC_MAX_DIMS];
     void *data; /* owned, nbytes long; NULL when nbytes == 0 */
+    int nan_any; /* a golden output's nan_payload = "any": an f32 NaN matches any NaN (golden/README.md) */
     size_t nbytes;
 } qc_tensor;
 

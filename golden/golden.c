@@ -860,6 +860,14 @@ static int read_tensor(const gctx *c, hid_t ds, const char *where, const char *n
     int rc = describe(c, ds, where, (qc_storage)st, dtype, layout, &ndim, shape);
     if (!rc)
         rc = check_extent(c, ds, where, ndim, shape);
+    int nan_any = 0;
+    if (!rc && H5Aexists(ds, "nan_payload") > 0) {
+        char v[QC_NAME_LEN];
+        rc = get_str(c, ds, where, "nan_payload", v, sizeof v);
+        if (!rc && (strcmp(v, "any") || st != QC_ST_F32))
+            rc = fail(c, "%s: nan_payload '%s' (the one value is \"any\", on float32 data)", where, v);
+        nan_any = !rc;
+    }
     if (!rc && !dtype_fits(dtype, (qc_storage)st))
         rc = fail(c, "%s: qc_dtype %s does not fit storage %s", where, dtype,
                   qc_storage_name((qc_storage)st));
@@ -874,6 +882,7 @@ static int read_tensor(const gctx *c, hid_t ds, const char *where, const char *n
     if (rc)
         return rc;
     snprintf(t->layout, sizeof t->layout, "%s", layout);
+    t->nan_any = nan_any;
     if (t->nbytes && H5Dread(ds, mem_type(t->storage), H5S_ALL, H5S_ALL, H5P_DEFAULT, t->data) < 0) {
         qc_tensor_free(t);
         return fail(c, "%s: data cannot be read, the file is corrupt (%s)", where, h5why(c));

@@ -337,6 +337,19 @@ static void ratio_add(qc_ratio_hist *h, double err, double bound)
     h->bins[k < 0 ? 0 : k >= QC_RATIO_BINS ? QC_RATIO_BINS - 1 : k]++;
 }
 
+static int f32_nan(uint64_t b) { return (b & 0x7FFFFFFFu) > 0x7F800000u; }
+
+/* "f32[24, 256]": a tensor's storage and every dimension (a mismatch of the dims alone shows) */
+static const char *shape_name(const qc_tensor *t, char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "%s[", qc_storage_name(t->storage));
+    for (int d = 0; d < t->ndim && n < len; d++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+    if (n < len)
+        snprintf(buf + n, len - n, "]");
+    return buf;
+}
+
 int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_set *inputs,
                const qc_tensor *expected, const qc_tensor *got, const qc_compare_extra *x, int show,
                qc_compare_out *out, char *detail, size_t detail_len)
@@ -352,9 +365,9 @@ int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_
     }
     if (got->storage != expected->storage || got->ndim != expected->ndim ||
         qc_tensor_numel(got) != qc_tensor_numel(expected)) {
-        qc_appendf(detail, detail_len, "output %s: shape/storage mismatch: expected %s[%lld], got %s[%lld]\n",
-                   spec->output, qc_storage_name(expected->storage), (long long)qc_tensor_numel(expected),
-                   qc_storage_name(got->storage), (long long)qc_tensor_numel(got));
+        char want[160], have[160];
+        qc_appendf(detail, detail_len, "output %s: shape/storage mismatch: expected %s, got %s\n", spec->output,
+                   shape_name(expected, want, sizeof want), shape_name(got, have, sizeof have));
         out->mismatches = -1;
         return -1;
     }
@@ -397,6 +410,10 @@ int qc_compare(const qc_compare_spec *spec, const qc_params *p, const qc_tensor_
         } else {
             if (element(&e, i) == element(&g, i))
                 continue;
+            if (expected->nan_any && e.storage == QC_ST_F32 && f32_nan(element(&e, i)) && f32_nan(element(&g, i))) {
+                out->nan_matched++;
+                continue;
+            }
             c = role == QC_MASK_PADDING ? QC_MM_PADDING : classify(spec, inputs, v, &e, &g, i, block, cols, &at);
         }
         int64_t si = x->coupled_bad && block > 0 ? scale_of(i, cols, block, x->coupled_n, out->n) : -1;

@@ -35,6 +35,7 @@ typedef struct qc_compare_out {
     int64_t per_class[QC_MM_COUNT];
     int64_t skipped; /* padding whose value the real implementation leaves undefined */
     int64_t allowed; /* differences within the case's documented budget (counted, shown, not failed) */
+    int64_t nan_matched; /* NaNs of other payloads taken as equal: the golden says nan_payload = "any" */
     int degenerate; /* the expected tensor holds a single value */
     int has_bound;    /* rule bound: tightness is meaningful */
     double tightness; /* rule bound: the worst |got - expected| / bound (0: equal everywhere; > 1 fails) */

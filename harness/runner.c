@@ -153,7 +153,7 @@ static void keep_plots(const qc_compare_out *o, qc_plots *pl)
 void qc_judge(const qc_case *c, const qc_params *p, const qc_tensor_set *inputs, qc_tensor_set *expected,
               qc_tensor_set *got, int show, qc_result *r)
 {
-    int64_t n = 0, bad = 0, degenerate = 0, skipped = 0, allowed = 0;
+    int64_t n = 0, bad = 0, degenerate = 0, skipped = 0, allowed = 0, nan_matched = 0;
     double tight = 0;
     int bounded = 0;
     uint8_t *maps[QC_MAX_COMPARES] = {0};
@@ -202,6 +202,7 @@ void qc_judge(const qc_case *c, const qc_params *p, const qc_tensor_set *inputs,
             degenerate += o.degenerate;
             skipped += o.skipped;
             allowed += o.allowed;
+            nan_matched += o.nan_matched;
             bounded |= o.has_bound;
             tight = o.has_bound && o.tightness > tight ? o.tightness : tight;
         }
@@ -212,6 +213,9 @@ void qc_judge(const qc_case *c, const qc_params *p, const qc_tensor_set *inputs,
     if (skipped)
         snprintf(r->figures + strlen(r->figures), sizeof r->figures - strlen(r->figures),
                  " undefined-padding-skipped=%lld", (long long)skipped);
+    if (nan_matched) /* the golden's nan_payload = "any": shown, so a NaN-heavy pass is visible */
+        snprintf(r->figures + strlen(r->figures), sizeof r->figures - strlen(r->figures),
+                 " nan-any-payload=%lld", (long long)nan_matched);
     if (bounded) /* how close the worst element came to its bound: a bound far above every error hides bugs */
         snprintf(r->figures + strlen(r->figures), sizeof r->figures - strlen(r->figures), " tightness=%.3g", tight);
     r->verdict = bad ? QC_FAIL : degenerate == c->ncompares ? QC_MISTRUSTED : QC_PASS;

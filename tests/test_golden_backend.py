@@ -5,6 +5,8 @@ fletcher32, so the file stays readable and only the value changes) must FAIL for
 naming the file, the backend, the output and the coordinate with the hex of both values; the
 untouched copies PASS. A file the backend declines is SKIPPED, never PASS, and a backend that
 skipped every file is NOT CHECKED; an unknown backend and a truncated file are exit 2 naming them.
+A file whose output says nan_payload = "any" passes with its NaNs of other payloads counted, fails
+without the attribute, and still fails for a NaN turned into a number or a number one ulp off.
 
 Exit 77 (SKIPPED) without h5py/numpy, or after the reference's checks when cpu-avx512 cannot run
 here (qcheck list backends names why).
@@ -67,6 +69,55 @@ def flipped_fails(qcheck, cases, backend, path, pattern, what):
               "%s: the summary counts the FAIL" % what, out)
 
 
+def nan_payload_checks(h5py, q, cases, real, tmp):
+    """nan_payload = "any" (golden/README.md) lets a NaN match a NaN of another payload, and nothing
+    else: without it the same file fails; a NaN against a number, a changed number and an unknown
+    value of the attribute still fail."""
+    import numpy as np
+    src = os.path.join(real, "microxcaling-7bc4195", "quantize_mx-e4m3fn-cpu.h5")
+
+    def copy(name, change):
+        path = os.path.join(tmp, name)
+        shutil.copy(src, path)
+        with h5py.File(path, "r+") as f:
+            change(f["outputs/y"])
+        return path
+
+    def verify(path):
+        return run(q, cases, ["golden", "verify", path])
+
+    rc, out, err = verify(src)
+    check(rc == 0 and re.search(r"^PASS .* nan-any-payload=\d+$", out, re.M),
+          "nan_payload any: the recorded file passes and its line counts the NaNs matched", out + err)
+
+    def drop(d):
+        del d.attrs["nan_payload"]
+    rc, out, err = verify(copy("no-attr.h5", drop))
+    check(rc == 1 and "nan_policy=" in out, "without nan_payload the NaN payloads are mismatches", out + err)
+
+    def nan_to_number(d):  # (0, 32): a block holding +Inf, every y NaN
+        y = d[...]
+        assert np.isnan(y[0, 32])
+        y[0, 32] = 0.0
+        d[...] = y
+    rc, out, err = verify(copy("nan-number.h5", nan_to_number))
+    check(rc == 1 and re.search(r"^  y \(0, 32\): expected 0x00000000", out, re.M),
+          "nan_payload any: a number where the library wrote NaN still fails", out + err)
+
+    def bump(d):
+        y = d[...]
+        y.view(np.uint32)[0, 0] ^= 1
+        d[...] = y
+    rc, out, err = verify(copy("number.h5", bump))
+    check(rc == 1 and "mismatches=1" in out, "nan_payload any: a finite value one ulp off still fails", out + err)
+
+    def bogus(d):
+        d.attrs["nan_payload"] = np.bytes_("some")
+    path = copy("bogus.h5", bogus)
+    rc, out, err = verify(path)
+    check(rc == 2 and "nan_payload" in err and path in err, "an unknown nan_payload is exit 2 naming it", out + err)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--qcheck", required=True)
@@ -112,6 +163,8 @@ def main():
         check(rc == 2 and trunc in err and re.search(r"^PASS .*%s ref " % re.escape(good_cast), out, re.M)
               and out.rstrip().endswith("1 passed, 0 failed, 0 skipped, 1 unreadable"),
               "a truncated file is exit 2 naming it; the others are still verified", out + err)
+
+        nan_payload_checks(h5py, q, cases, a.real, tmp)
 
         why = avx512_unavailable(q, cases)
         if why:
