@@ -159,10 +159,13 @@ qc_cast_policy qc_cast_profile_policy(const qc_cast_profile *p, qc_format f)
     .pow2_policy = POW2(QC_E8M0_TORCHAO_RCEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_MUL, .mx_dec = QC_E8M0_DEC_TORCHAO_RCP, \
     .clamp = QC_CLAMP_TORCH
 #define MX_OCP(el) .elem = (el), .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, \
-    .mx_rule = QC_MX_E8M0_OF_AMAX, .pow2_policy = POW2(QC_E8M0_FLOOR, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV
+    .mx_rule = QC_MX_E8M0_OF_AMAX, .pow2_policy = POW2(QC_E8M0_LOG2_FLOOR, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV
+#define OCP_MODS (QC_MOD_SATFINITE | QC_MOD_TIES_AWAY | QC_MOD_ZERO_EXACT_POSITIVE)
 #define TORCHAO_SRC "pytorch/ao:torchao/prototype/mx_formats/mx_tensor.py (to_mx"
-#define OCP_SRC "microsoft/microxcaling:mx/mx_ops.py (_shared_exponents, _quantize_mx), mx/elemwise_ops.py " \
-    "(round 'nearest' = ties away, saturate_normals) = OCP MX v1.0 section 6.3; formats.md §5"
+#define OCP_SRC "microsoft/microxcaling:mx/mx_ops.py _quantize_mx (OCP MX v1.0 section 6.3): E = floor(log2f(amax)) " \
+    "- emax (log2 in float32: just below 2^k it is k), a block with Inf or NaN gets E = NaN (byte 0xFF, every " \
+    "element NaN), sign(x) * floor(|x| + 0.5) (ties away; an exact -0 gives +0), saturate_normals; " \
+    "golden/real/microxcaling-7bc4195, formats.md §15.2"
 
 /* What each row was read from (docs/spec/README.md lists the snapshots). sglang and sgl-kernel
  * files were read one by one, without a recorded commit. */
@@ -175,7 +178,7 @@ qc_cast_policy qc_cast_profile_policy(const qc_cast_profile *p, qc_format f)
 #define OF_TORCHAO {"torchao", "0.18.0 (with torch 2.11)"}
 #define OF_OCP {"microxcaling (OCP MX v1.0)", "@7bc4195"}
 #define OF_FLASHINFER {"flashinfer", "@fb28d72"}
-#define OF_TRITON_KERNELS {"triton_kernels", "source-read"}
+#define OF_TRITON_KERNELS {"triton_kernels (sglang-kernel 0.4.10 wheel)", "golden/real/sglang-kernel-0.4.10"}
 #define OF_AITER {"aiter", "@e404860"}
 #define OF_MODELOPT {"nvidia-modelopt", "0.47.0 (its wheel's code run on the H200 host, golden/real/modelopt-0.47.0)"}
 
@@ -332,7 +335,7 @@ static const qc_recipe_profile recipe_profiles[] = {
     {"torchao-rceil", QC_RECIPE_MXFP8, TORCHAO_SRC ", RCEIL, eager _to_mx_rceil: E = ceil(log2(amax / max)) "
      "clamped, NaN 255, Inf 254; x * 2^(127-E), 1 for E = 0)",
      "torch", 0, NULL, {MX_RCEIL(QC_E4M3FN)}, OF_TORCHAO},
-    {"ocp", QC_RECIPE_MXFP8, OCP_SRC, "ml_dtypes", QC_MOD_SATFINITE | QC_MOD_TIES_AWAY, NULL, {MX_OCP(QC_E4M3FN)}, OF_OCP},
+    {"ocp", QC_RECIPE_MXFP8, OCP_SRC, "ml_dtypes", OCP_MODS, NULL, {MX_OCP(QC_E4M3FN)}, OF_OCP},
     {"flashinfer-cutedsl", QC_RECIPE_MXFP8,
      "flashinfer mxfp8_quantize(backend='cute-dsl') (sglang's default): E = float_to_ue8m0_fast(amax * "
      "fl32(1/448)), q = x * ue8m0_to_inv_scale_fast(E) (0 for E = 0 and 254), clamp +-448, "
@@ -344,7 +347,7 @@ static const qc_recipe_profile recipe_profiles[] = {
      "flashinfer mxfp8_quantize(backend='cuda') = TRT-LLM cvt_warp_fp16_to_mxfp8 (fast math): SF = "
      "cvt.rp.satfinite.ue8m0(vecMax * rcp.approx(448)), q = x * rcp.approx(float(SF)), fminf/fmaxf "
      "clamp, cvt e4m3; byte 0 decodes to 2^-127, rcp.approx.ftz gives Inf -> 0*Inf -> +448 (B13, formats.md §5); "
-     "csrc/nv_internal/tensorrt_llm/kernels/quantization_utils.cuh",
+     "csrc/nv_internal/tensorrt_llm/kernels/quantization_utils.cuh [computes on sm_100+ only: on sm_90 zero codes, no scales; formats.md §15.2]",
      "ptx", 0, NULL,
      {.elem = QC_E4M3FN, .group = 32, .mx_rule = QC_MX_E8M0_OF_DESCALE, .scale_op = QC_SCALE_MUL_RCP,
       .div_mode = QC_DIV_FAST, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_MUL_RCP,
@@ -392,7 +395,7 @@ static const qc_recipe_profile recipe_profiles[] = {
     {"torchao-rceil-cuda", QC_RECIPE_MXFP6, TORCHAO_SRC ", RCEIL) on a CUDA tensor: the GPU's NaN 0x7FFFFFFF reaches "
      "the bit-level cast, so a NaN element's code differs from the CPU's", "torch", 0, NULL,
      {MX_RCEIL(QC_E2M3), .nan_canonical = 1}, OF_TORCHAO},
-    {"ocp", QC_RECIPE_MXFP6, OCP_SRC, "ml_dtypes", QC_MOD_SATFINITE | QC_MOD_TIES_AWAY, NULL,
+    {"ocp", QC_RECIPE_MXFP6, OCP_SRC, "ml_dtypes", OCP_MODS, NULL,
      {MX_OCP(QC_E2M3)}, OF_OCP},
 
     /* ---- mxfp4 (formats.md §5, §4.2 3'') ---- */
@@ -415,12 +418,12 @@ static const qc_recipe_profile recipe_profiles[] = {
     {"torchao-rceil-cuda", QC_RECIPE_MXFP4, TORCHAO_SRC ", RCEIL) on a CUDA tensor: the GPU's NaN 0x7FFFFFFF reaches "
      "the bit-level cast, so a NaN element's code differs from the CPU's", "torch", 0, NULL,
      {MX_RCEIL(QC_E2M1), .nan_canonical = 1}, OF_TORCHAO},
-    {"ocp", QC_RECIPE_MXFP4, OCP_SRC, "ml_dtypes", QC_MOD_SATFINITE | QC_MOD_TIES_AWAY, NULL,
+    {"ocp", QC_RECIPE_MXFP4, OCP_SRC, "ml_dtypes", OCP_MODS, NULL,
      {MX_OCP(QC_E2M1)}, OF_OCP},
     {"flashinfer-fast", QC_RECIPE_MXFP4,
      "TRT-LLM cvt_warp_fp16_to_fp4 UE8M0 branch (flashinfer fp4_quantize sf_use_ue8m0, fast math): "
      "vecMax * rcp.approx(6), cvt.rp.satfinite.ue8m0, outputScale = vecMax != 0 ? exp2f_rcp(E) : 0 "
-     "(exp2f_rcp(0) = 1), cvt.rn.satfinite.e2m1x2 (formats.md §4.2 3'')",
+     "(exp2f_rcp(0) = 1), cvt.rn.satfinite.e2m1x2 (formats.md §4.2 3'') [computes on sm_100+ only: on sm_90 zero codes, no scales; formats.md §15.2]",
      "ptx", 0, NULL,
      {.elem = QC_E2M1, .group = 32, .mx_rule = QC_MX_E8M0_OF_DESCALE, .scale_op = QC_SCALE_MUL_RCP,
       .div_mode = QC_DIV_FAST, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_MUL,
@@ -455,7 +458,7 @@ static const qc_recipe_profile recipe_profiles[] = {
     {"flashinfer-fast", QC_RECIPE_NVFP4,
      "flashinfer fp4_quantize / nvfp4_quantize = TRT-LLM cvt_warp_fp16_to_fp4 default path: SFValue = "
      "gs * (vecMax * rcp.approx(6)), e4m3 satfinite, outputScale = vecMax != 0 ? rcp.approx(SFdec * "
-     "rcp.approx(gs)) : 0, cvt.rn.satfinite.e2m1x2; gs = 2688 / amax (0 -> FLT_MAX); quantization_utils.cuh",
+     "rcp.approx(gs)) : 0, cvt.rn.satfinite.e2m1x2; gs = 2688 / amax (0 -> FLT_MAX); quantization_utils.cuh [computes on sm_100+ only: on sm_90 zero codes, no scales; formats.md §15.2]",
      "ptx", 0, "ptx", {.elem = QC_E2M1, .group = 16}, OF_FLASHINFER},
     {"sgl-kernel", QC_RECIPE_NVFP4,
      "sgl-kernel / vLLM scaled_fp4_quant copy of cvt_warp_fp16_to_fp4: as flashinfer-fast, but the zero "
@@ -530,6 +533,8 @@ static qc_cast_policy modded(qc_cast_policy c, unsigned mods)
         c.zero_sign = QC_ZERO_MODELOPT;
     if (mods & QC_MOD_NONAN_SIGNBIT)
         c.nonan = QC_NONAN_SIGNBIT;
+    if (mods & QC_MOD_ZERO_EXACT_POSITIVE)
+        c.zero_sign = QC_ZERO_EXACT_POSITIVE;
     return c;
 }
 

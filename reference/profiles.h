@@ -61,7 +61,8 @@ enum {
     QC_MOD_TIES_ZERO = 4,    /* modelopt / DeepGEMM FP4 tables */
     QC_MOD_NONAN_ZERO = 8,   /* NaN -> code 0 */
     QC_MOD_ZERO_MODELOPT = 16, /* modelopt: +0 gets the sign bit */
-    QC_MOD_NONAN_SIGNBIT = 32  /* modelopt: NaN -> the sign-bit code */
+    QC_MOD_NONAN_SIGNBIT = 32, /* modelopt: NaN -> the sign-bit code */
+    QC_MOD_ZERO_EXACT_POSITIVE = 64 /* microxcaling: an exact -0 gives +0 */
 };
 
 typedef struct qc_recipe_profile {

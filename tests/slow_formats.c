@@ -332,6 +332,8 @@ uint32_t slow_minifloat_finish(qc_format f, uint32_t xbits, slow_rounded r, cons
             return 0;
         if (p->zero_sign == QC_ZERO_MODELOPT && absbits == 0)
             return signbit; /* (2 - sign(x)) // 2 = 1 for x = +-0 */
+        if (p->zero_sign == QC_ZERO_EXACT_POSITIVE && absbits == 0)
+            return 0; /* sign(-0) * 0 = +0 */
         return sign;
     }
     return sign | r.code;
@@ -524,6 +526,12 @@ uint8_t slow_e8m0_encode(float x, const qc_cast_policy *p)
             return 0;
         return (uint8_t)(clampi(l.ceil, -127, 128) + 127);
 
+    case QC_E8M0_LOG2_FLOOR: { /* microxcaling: floor(log2 x) - emax, 0 read as 2^-126, NaN above 127 */
+        if (nan || inf)
+            return 0xFF;
+        int e = (a == 0 ? -126 : l.floor) - p->e8m0_emax;
+        return e > 127 ? 0xFF : e < -127 ? 0 : (uint8_t)(e + 127);
+    }
     default:
         return 0xFF;
     }
@@ -557,6 +565,15 @@ double slow_e8m0_decode(uint8_t code, qc_e8m0_decoder d)
     default:
         return NAN;
     }
+}
+
+int slow_just_below_pow2(float x)
+{
+    if (!isfinite(x) || x == 0)
+        return 0;
+    int ex;
+    double fr = frexp(fabs((double)x), &ex); /* |x| = fr 2^ex, fr in [0.5, 1): (2^ex - |x|) / 2^ex = 1 - fr */
+    return 1.0 - fr <= ldexp(1.0, -16);
 }
 
 int slow_just_above_pow2(float x)

@@ -71,6 +71,8 @@ double slow_e8m0_decode(uint8_t code, qc_e8m0_decoder d);
 /* For QC_E8M0_LOG2_CEIL: 1 when |x| = 2^k (1 + d) with 0 < d <= 2^-16, the inputs just above a
  * power of two where fp32 log2f may round to the integer k (formats.md §10 B11). */
 int slow_just_above_pow2(float x);
+/* |x| within 2^-16 (relative) below a power of two: where a float log2 can round up to the integer */
+int slow_just_below_pow2(float x);
 
 /* fp32 bit views (memcpy, the defined way in C). */
 uint32_t slow_f32_bits(float x);

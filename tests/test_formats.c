@@ -14,7 +14,7 @@
  *       combination where that must hold;
  *   (c) the policy sweep: all 2^16 bf16 patterns, fp32 special values and every value and
  *       midpoint of the format (with fp32 neighbours) under every policy combination
- *       (overflow x nan_sign x nan_code x ties x nonan x zero_sign = 540; e8m0: every rule x
+ *       (overflow x nan_sign x nan_code x ties x nonan x zero_sign = 720; e8m0: every rule x
  *       6 emax x 3 mbits); the fp32 neighbours of every bf16 pattern and >= 2^20 seeded random
  *       fp32 patterns under every combination of the fields the format's definition reads,
  *       the other fields rotated from input to input (with --full: every combination);
@@ -45,7 +45,7 @@
 #define N_NAN_CODE 3
 #define N_TIES 3
 #define N_NONAN 5
-#define N_ZERO_SIGN 3
+#define N_ZERO_SIGN 4
 #define N_MINIFLOAT_POLICIES (N_OVERFLOW * N_NAN_SIGN * N_NAN_CODE * N_TIES * N_NONAN * N_ZERO_SIGN)
 
 static const qc_format minifloats[] = {QC_E4M3FN, QC_E4M3FNUZ, QC_E5M2, QC_E5M2FNUZ, QC_E2M1,
@@ -104,7 +104,7 @@ static const e8m0_cfg e8m0_full_cfgs[] = {
     {QC_E8M0_FLOOR, 8, 3},     {QC_E8M0_TORCHAO_CEIL, 2, 3}, {QC_E8M0_EVEN, 2, 1},
     {QC_E8M0_TRITON_UP, 0, 3}, {QC_E8M0_TRITON_DOWN, 0, 3},  {QC_E8M0_LOG2_CEIL, 0, 3},
     {QC_E8M0_MLDTYPES_06, 0, 3}, {QC_E8M0_TORCHAO_RCEIL, 0, 3}, {QC_E8M0_MODELOPT, 0, 3},
-    {QC_E8M0_MODELOPT_CPU, 0, 3},
+    {QC_E8M0_MODELOPT_CPU, 0, 3}, {QC_E8M0_LOG2_FLOOR, 8, 3},
 };
 #define N_E8M0_FULL ((int)(sizeof e8m0_full_cfgs / sizeof e8m0_full_cfgs[0]))
 
@@ -246,6 +246,7 @@ typedef enum tweak {
     T_NZERO,    /* nonan zero */
     T_DROP,     /* zero sign drop */
     T_MODELOPT, /* zero sign modelopt */
+    T_EXPOS,    /* zero sign exact-positive */
 } tweak;
 
 typedef struct vec {
@@ -327,6 +328,9 @@ static const vec spec_vectors[] = {
     {QC_E2M1, T_DROP, 0xBDCCCCCD, 0x0, "formats.md §11 -0.1 DeepGEMM"},
     {QC_E2M1, T_MODELOPT, 0x00000000, 0x8, "formats.md §11 +0 modelopt"},
     {QC_E2M1, T_MODELOPT, 0x3DCCCCCD, 0x0, "formats.md §3.2 +0.1 modelopt"},
+    {QC_E2M1, T_EXPOS, 0x80000000, 0x0, "formats.md §15.2 -0 microxcaling"},
+    {QC_E2M1, T_EXPOS, 0xBDCCCCCD, 0x8, "formats.md §15.2 -0.1 microxcaling keeps the sign"},
+    {QC_E4M3FN, T_EXPOS, 0x80000000, 0x00, "formats.md §15.2 -0 microxcaling"},
     {QC_E2M1, T_TZERO, 0x3F400000, 0x1, "formats.md §3.2 0.75 toward zero"},
     {QC_E2M1, T_TZERO, 0x3FE00000, 0x3, "formats.md §3.2 1.75"},
     {QC_E2M1, T_TZERO, 0x40600000, 0x5, "formats.md §3.2 3.5"},
@@ -350,6 +354,7 @@ static qc_cast_policy tweak_policy(tweak t)
     case T_NZERO: p.nonan = QC_NONAN_ZERO; break;
     case T_DROP: p.zero_sign = QC_ZERO_DROP; break;
     case T_MODELOPT: p.zero_sign = QC_ZERO_MODELOPT; break;
+    case T_EXPOS: p.zero_sign = QC_ZERO_EXACT_POSITIVE; break;
     default: break;
     }
     return p;
@@ -964,6 +969,9 @@ static int check_e8m0_one(const qc_cast_policy *p, uint32_t b, const char *what)
          p->e8m0 == QC_E8M0_MODELOPT_CPU) && slow_just_above_pow2(x) &&
         got + 1 == want)
         return 1;
+    /* the same rounding of log2f just below 2^k gives floor k, one byte above the exact floor */
+    if (p->e8m0 == QC_E8M0_LOG2_FLOOR && slow_just_below_pow2(x) && got == want + 1)
+        return 1;
     encode_mismatch(what, QC_E8M0, p, b, want, got);
     return 0;
 }
@@ -971,7 +979,7 @@ static int check_e8m0_one(const qc_cast_policy *p, uint32_t b, const char *what)
 /* emax is read by FLOOR, TORCHAO_CEIL and EVEN, mbits by EVEN only (formats.md §2.2). */
 static int e8m0_reads_emax(int rule)
 {
-    return rule == QC_E8M0_FLOOR || rule == QC_E8M0_TORCHAO_CEIL || rule == QC_E8M0_EVEN;
+    return rule == QC_E8M0_FLOOR || rule == QC_E8M0_TORCHAO_CEIL || rule == QC_E8M0_EVEN || rule == QC_E8M0_LOG2_FLOOR;
 }
 static int e8m0_reads_mbits(int rule) { return rule == QC_E8M0_EVEN; }
 

@@ -13,7 +13,7 @@ int qc_avx512_cast_supported(qc_format to, const qc_cast_policy *p)
 {
     if (to == QC_E8M0)
         return p->e8m0 < QC_E8M0_TORCHAO_RCEIL; /* the log2-ceil table has not these later rules */
-    return qcref_is_minifloat(to);
+    return qcref_is_minifloat(to) && p->zero_sign != QC_ZERO_EXACT_POSITIVE; /* not in encode_avx512.h */
 }
 
 /* Stores 16 codes (the low `bits` of each lane) as bytes or uint16; n < 16 stores a tail. */

@@ -899,6 +899,8 @@ int qc_avx512_quant_supported(qc_recipe r, const qc_recipe_policy *p)
     /* knobs the 16-lane kernels do not implement (sglang-jit, sglang-native on bf16 input) */
     if (p->round_bf16 || p->clamp == QC_CLAMP_FMINF_UPPER || (p->pow2 != QC_POW2_NONE && p->pow2_mult != QC_POW2_MULT_RCP))
         return 0;
+    if (p->cast.zero_sign == QC_ZERO_EXACT_POSITIVE) /* ocp (microxcaling): not in encode_avx512.h */
+        return 0;
     return e8m0_rule_known(r, p);
 }
 

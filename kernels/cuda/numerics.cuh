@@ -623,6 +623,13 @@ template <int CL> QCK_HD float qck_clamp_as(float v, float m, float nm, int nan_
     }
 }
 
+/* microxcaling's rules (profile ocp: e8m0 log2-floor, zero sign exact-positive), which this backend
+ * has not: runtime.cu declines them, numerics_check.cu skips them. */
+QCK_HD int qck_ocp_rule(qc_e8m0_rule e8m0, qc_zero_sign zero_sign)
+{
+    return e8m0 == QC_E8M0_LOG2_FLOOR || zero_sign == QC_ZERO_EXACT_POSITIVE;
+}
+
 QCK_HD float qck_clamp(float v, const qc_recipe_policy &p)
 {
     float m = p.clamp_max, nm = qck_float(qck_bits(m) ^ 0x80000000u);

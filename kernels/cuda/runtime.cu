@@ -255,6 +255,8 @@ extern "C" qcheck_status qck_cast(const qcheck_cast_args *a, qcheck_ctx *ctx)
         return qcheck_say(ctx, QCHECK_BAD_INPUT, "cast: x must be f32 [n] and y %d-byte codes [n] (got %zu and %zu bytes)",
                    storage_bytes(a->to), a->x.nbytes, a->y.nbytes);
     TRY(init(ctx));
+    if (qck_ocp_rule(a->to == QC_E8M0 ? a->policy.e8m0 : QC_E8M0_RNE, a->policy.zero_sign))
+        return qcheck_say(ctx, QCHECK_DECLINED, "cast with e8m0 rule log2-floor or zero sign exact-positive: not implemented here");
     if (a->to == QC_E8M0 && (a->policy.e8m0 == QC_E8M0_LOG2_CEIL || a->policy.e8m0 == QC_E8M0_TORCHAO_RCEIL ||
                              a->policy.e8m0 == QC_E8M0_MODELOPT || a->policy.e8m0 == QC_E8M0_MODELOPT_CPU) &&
         !S.h_libm.ok)
@@ -396,6 +398,8 @@ static const char *quant_setup(const qcheck_quant_spec *j, qck_quant_args *k, si
     k->has_gscale = j->has_gscale, k->gscale_encode = j->gscale_encode;
     if (p->round_bf16)
         return "torch ops in bf16 on a bf16 input (bf16_ops): not implemented here";
+    if (qck_ocp_rule(p->pow2_policy.e8m0, p->cast.zero_sign))
+        return "microxcaling's floor(log2f()) shared exponent and exact-zero sign (profile ocp): not implemented here";
     switch (j->recipe) {
     case QC_RECIPE_TENSOR:
         k->tile_r = k->rows, k->tile_c = k->cols, k->tiles_r = 1, k->tiles_c = 1;

@@ -130,6 +130,12 @@ QC_HD uint8_t qcref_e8m0_encode(float x, const qc_cast_policy *p)
         if (nonfinite)
             return p->e8m0 == QC_E8M0_MODELOPT ? 0xFF : 0;
         return log2_ceil_byte(abs_bits, 0xFF);
+    case QC_E8M0_LOG2_FLOOR: { /* the float log2 rounds 2^k * (1 - 2^-24) up to k: floor is then k */
+        if (nonfinite)
+            return E8M0_NAN;
+        float l = floorf(log2f(abs_bits ? qc_f32_from_bits(abs_bits) : 0x1p-126f)) - (float)p->e8m0_emax;
+        return (uint8_t)(l > 127.0f ? E8M0_NAN : l < -127.0f ? 0 : (uint32_t)((int)l + 127));
+    }
     default:
         return E8M0_NAN;
     }

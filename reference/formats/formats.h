@@ -91,7 +91,9 @@ typedef enum qc_nonan {
 typedef enum qc_zero_sign {
     QC_ZERO_KEEP,    /* -0 and negative underflow give the -0 code */
     QC_ZERO_DROP,    /* sign bit only on nonzero codes: DeepGEMM FP4 reference */
-    QC_ZERO_MODELOPT /* exact +-0 get the sign bit (modelopt MXFP4: (2 - sign(x)) // 2), others keep it */
+    QC_ZERO_MODELOPT, /* exact +-0 get the sign bit (modelopt MXFP4: (2 - sign(x)) // 2), others keep it */
+    QC_ZERO_EXACT_POSITIVE /* exact +-0 give +0, a negative underflow keeps the sign: microxcaling's
+                              sign(x) * floor(|x| + 0.5) (torch.sign(-0.0) is +0; golden/real/microxcaling-7bc4195) */
 } qc_zero_sign;
 
 /* fp32 -> e8m0 rules in the wild (formats.md §2.2); names are the CLI's --e8m0 values. */
@@ -112,6 +114,8 @@ typedef enum qc_e8m0_rule {
     QC_E8M0_TORCHAO_RCEIL,/* torchao 0.18 _to_mx_rceil (eager): ceil(log2f(x)) clamped to [-127, 127], NaN 255, Inf 254 */
     QC_E8M0_MODELOPT,     /* modelopt MXFP4: u8(ceil(max(log2f(x), -127)) + 127) on the GPU: NaN -> 0, Inf -> 255 */
     QC_E8M0_MODELOPT_CPU, /* the same on the CPU, where the float -> uint8 of +Inf gives 0 (golden/real/modelopt-0.47.0) */
+    QC_E8M0_LOG2_FLOOR,   /* microxcaling _shared_exponents: floor(log2f(x)) - emax (0 read as 2^-126), below -127
+                             -> 0, NaN, Inf and above 127 -> 0xFF (its NaN shared exponent) */
     QC_E8M0_RULE_COUNT
 } qc_e8m0_rule;
 

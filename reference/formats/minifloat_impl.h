@@ -138,6 +138,8 @@ QC_INLINE QC_HD uint32_t encode_general(qc_minifloat m, float x, const qc_cast_p
             return 0;
         if (p->zero_sign == QC_ZERO_MODELOPT && abs_bits == 0)
             return signbit;
+        if (p->zero_sign == QC_ZERO_EXACT_POSITIVE && abs_bits == 0)
+            return 0;
     }
     return sign | mag;
 }

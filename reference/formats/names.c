@@ -20,6 +20,7 @@ static const char *const e8m0_rule_names[QC_E8M0_RULE_COUNT] = {
     [QC_E8M0_TRITON_DOWN] = "triton-down", [QC_E8M0_LOG2_CEIL] = "log2-ceil",
     [QC_E8M0_MLDTYPES_06] = "ml_dtypes-0.6", [QC_E8M0_TORCHAO_RCEIL] = "torchao-rceil",
     [QC_E8M0_MODELOPT] = "modelopt",      [QC_E8M0_MODELOPT_CPU] = "modelopt-cpu",
+    [QC_E8M0_LOG2_FLOOR] = "log2-floor",
 };
 
 static const char *const e8m0_decoder_names[QC_E8M0_DECODER_COUNT] = {
@@ -69,7 +70,7 @@ static const char *const nonan_names[] = {[QC_NONAN_POSMAX] = "posmax", [QC_NONA
                                           [QC_NONAN_MLDTYPES] = "ml_dtypes", [QC_NONAN_ZERO] = "zero",
                                           [QC_NONAN_SIGNBIT] = "signbit"};
 static const char *const zero_sign_names[] = {[QC_ZERO_KEEP] = "keep", [QC_ZERO_DROP] = "drop",
-                                              [QC_ZERO_MODELOPT] = "modelopt"};
+                                              [QC_ZERO_MODELOPT] = "modelopt", [QC_ZERO_EXACT_POSITIVE] = "exact-positive"};
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 #define NAME_OF(table, v) ((unsigned)(v) < (unsigned)COUNT(table) ? table[v] : "?")
