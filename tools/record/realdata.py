@@ -118,17 +118,19 @@ def provenance(library, version, date):
     return p
 
 
-def _dataset(group, name, qc_dtype, values):
+def _dataset(group, name, qc_dtype, values, attrs=()):
     data = np.ascontiguousarray(values, dtype=STORAGE[qc_dtype])
     big = data.nbytes > 65536  # deflate where it pays; HDF5's deflate is deterministic
     d = group.create_dataset(name, data=data, track_times=False, **(dict(compression="gzip", shuffle=True) if big else {}))
     d.attrs["qc_dtype"] = np.bytes_(qc_dtype)
     d.attrs["shape"] = np.array(data.shape, dtype=np.int64)
     d.attrs["layout"] = np.bytes_("row_major")
+    for k, v in attrs:
+        d.attrs[k] = np.bytes_(v)
 
 
 def write(path, params, x, outputs, prov, op="quant"):
-    """One golden: /inputs/x, /outputs/NAME (qc_dtype, values), root attributes of format 1 with
+    """One golden: /inputs/x, /outputs/NAME (qc_dtype, values[, ((attribute, value), ..)]), root attributes of format 1 with
     case "real:<library>.<function>" and backend "<library>-<version>@<cpu|cuda>" (what `qcheck list
     profiles` names), and the provenance as real_<key> attributes."""
     tmp = path + ".tmp"
@@ -146,6 +148,6 @@ def write(path, params, x, outputs, prov, op="quant"):
             a["real_" + k] = np.bytes_(str(v))
         _dataset(f.create_group("inputs", track_order=True), "x", "f32", x)
         g = f.create_group("outputs", track_order=True)
-        for name, (qc_dtype, values) in outputs.items():
-            _dataset(g, name, qc_dtype, values)
+        for name, (qc_dtype, values, *attrs) in outputs.items():
+            _dataset(g, name, qc_dtype, values, attrs[0] if attrs else ())
     os.replace(tmp, path)
