@@ -398,8 +398,6 @@ static const char *quant_setup(const qcheck_quant_spec *j, qck_quant_args *k, si
     k->has_gscale = j->has_gscale, k->gscale_encode = j->gscale_encode;
     if (p->round_bf16)
         return "torch ops in bf16 on a bf16 input (bf16_ops): not implemented here";
-    if (qck_ocp_rule(p->pow2_policy.e8m0, p->cast.zero_sign))
-        return "microxcaling's floor(log2f()) shared exponent and exact-zero sign (profile ocp): not implemented here";
     switch (j->recipe) {
     case QC_RECIPE_TENSOR:
         k->tile_r = k->rows, k->tile_c = k->cols, k->tiles_r = 1, k->tiles_c = 1;
@@ -456,6 +454,8 @@ extern "C" qcheck_status qck_quant(const qcheck_quant_args *a, qcheck_ctx *ctx)
     qck_quant_args k;
     size_t sbytes;
     const char *why = quant_setup(j, &k, &sbytes);
+    if (!why && qck_ocp_rule(j->policy.pow2_policy.e8m0, j->policy.cast.zero_sign)) /* quant only: dequant has no such rule */
+        why = "microxcaling's floor(log2f()) shared exponent and exact-zero sign (profile ocp): not implemented here";
     if (why)
         return qcheck_say(ctx, QCHECK_DECLINED, "quant %s profile %s: %s", qc_recipe_name(j->recipe), j->profile->name, why);
     int64_t n = k.rows * k.cols;
