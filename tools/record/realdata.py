@@ -72,6 +72,22 @@ def edge_inputs(block, rows=24, blocks_per_row=8, seed=20261202, finite=False):
     return out
 
 
+def run_steps(steps, out):
+    """Runs each (name, function) of a recorder; one part that cannot run does not stop the others.
+    Exits 1 naming the failed parts, 0 when all ran."""
+    import sys
+    import traceback
+    failed = []
+    for name, step in steps:
+        try:
+            step()
+        except Exception:
+            traceback.print_exc()
+            failed.append(name)
+    print("recorded into %s%s" % (out, "; FAILED: " + ", ".join(failed) if failed else ""))
+    sys.exit(1 if failed else 0)
+
+
 def command_line(doc, library, version):
     """The recorders' arguments (--out, --date, --devices): the parsed args, the provenance and the
     devices that are there (cuda skipped, with a note, where torch sees no GPU)."""

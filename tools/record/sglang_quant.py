@@ -24,7 +24,6 @@ import ast
 import importlib.util
 import os
 import sys
-import traceback
 import types
 
 import numpy as np
@@ -286,15 +285,7 @@ def main():
              ("torch paths", lambda: record_torch_paths(rec, known.sglang))]
     if known.jit:
         steps.append(("jit", lambda: record_jit(rec, known.jit)))
-    failed = []
-    for name, step in steps:  # one part that cannot run does not stop the others
-        try:
-            step()
-        except Exception:
-            traceback.print_exc()
-            failed.append(name)
-    print("recorded into %s%s" % (a.out, "; FAILED: " + ", ".join(failed) if failed else ""))
-    sys.exit(1 if failed else 0)
+    realdata.run_steps(steps, a.out)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ ROOT (the unpacked sglang wheel, as for sglang_quant.py) supplies sglang's scale
     python3 tools/record/sglkernel_quant.py --wheel ROOT --sglang ROOT --version 0.4.10 --out DIR --date D"""
 import os
 import sys
-import traceback
 
 import torch
 
@@ -29,10 +28,6 @@ import sglang_quant  # noqa: E402
 from sglang_quant import DTYPES, _bytes, _storage, inputs, token_group_params  # noqa: E402
 
 DTYPES = dict(DTYPES, f16=torch.float16)
-
-
-class Recorder(sglang_quant.Recorder):
-    pass
 
 
 def scale_buffer(k, x, group, layout):
@@ -125,21 +120,13 @@ def main():
     a, prov, devices = realdata.command_line(__doc__, "sglang-kernel", known.version)
     if "cuda" not in devices:
         sys.exit("sglkernel_quant.py: these are GPU kernels and no GPU is here")
-    rec = Recorder(a, prov)
-    failed = []
+    rec = sglang_quant.Recorder(a, prov)
 
     def aot():
         torch.ops.load_library(os.path.join(known.wheel, "sgl_kernel", "sm90", "common_ops.abi3.so"))
         record_aot(rec, sglang_quant.load_fp8_kernel(known.sglang, hip=False))
 
-    for name, step in (("aot", aot), ("triton_kernels", lambda: record_triton_kernels(rec, known.wheel))):
-        try:
-            step()
-        except Exception:
-            traceback.print_exc()
-            failed.append(name)
-    print("recorded into %s%s" % (a.out, "; FAILED: " + ", ".join(failed) if failed else ""))
-    sys.exit(1 if failed else 0)
+    realdata.run_steps((("aot", aot), ("triton_kernels", lambda: record_triton_kernels(rec, known.wheel))), a.out)
 
 
 if __name__ == "__main__":
