@@ -363,7 +363,8 @@ static const qc_recipe_profile recipe_profiles[] = {
     {"sgl-kernel", QC_RECIPE_MXFP8,
      "sglang DeepGEMM MXFP8 activation path: sglang_per_token_group_quant_fp8(x, 32, scale_ue8m0=True) "
      "(sm90 fast math): amax floored at 1e-10, E = fast_log2_ceil(amax * (1/448)), q = x * 2^-E, "
-     "satfinite (fp8_utils.py _deepgemm_w8a8_mxfp8_linear_with_fallback)",
+     "satfinite (fp8_utils.py _deepgemm_w8a8_mxfp8_linear_with_fallback of an earlier sglang; 0.5.23 has no such path: "
+     "its MXFP8 activations go through triton_kernels, profile triton-kernels, or flashinfer on sm_100)",
      "ptx", 0, NULL,
      {.elem = QC_E4M3FN, .group = 32, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, .mx_rule = QC_MX_E8M0_OF_DESCALE,
       .scale_op = QC_SCALE_MUL_RCP, .div_mode = QC_DIV_FAST, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_TORCH),
