@@ -161,6 +161,10 @@ qc_cast_policy qc_cast_profile_policy(const qc_cast_profile *p, qc_format f)
 #define MX_OCP(el) .elem = (el), .group = 32, .amax_nan = QC_AMAX_NAN_PROPAGATE, \
     .mx_rule = QC_MX_E8M0_OF_AMAX, .pow2_policy = POW2(QC_E8M0_LOG2_FLOOR, QC_E8M0_DEC_TORCH), .mx_op = QC_MX_DIV
 #define OCP_MODS (QC_MOD_SATFINITE | QC_MOD_TIES_AWAY | QC_MOD_ZERO_EXACT_POSITIVE)
+/* What sgl-kernel's per_token_group_quant_8bit and the sglang JIT kernel that replaced it share:
+ * fmaxf amax floored at 1e-10, stored s = amax * fl32(1/448), q = x * (448 / amax), UE8M0 on the bits */
+#define SGL_TOKEN_GROUP .elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, \
+    .scale_op = QC_SCALE_MUL_RCP, .pow2 = QC_POW2_E8M0, .elem_op = QC_ELEM_MUL_MAX_AMAX
 #define TORCHAO_SRC "pytorch/ao:torchao/prototype/mx_formats/mx_tensor.py (to_mx"
 #define OCP_SRC "microsoft/microxcaling:mx/mx_ops.py _quantize_mx (OCP MX v1.0 section 6.3): E = floor(log2f(amax)) " \
     "- emax (log2 in float32: just below 2^k it is k), a block with Inf or NaN gets E = NaN (byte 0xFF, every " \
@@ -255,24 +259,18 @@ static const qc_recipe_profile recipe_profiles[] = {
      "E = fast_log2_ceil (ceil on the bits), scale (E+127)<<23, q = x * 2^-E; "
      "sgl-kernel/csrc/gemm/per_token_group_quant_8bit.cu (sglang 0.5.23 calls its JIT kernel instead: sglang-jit)",
      "ptx", 0, NULL,
-     {.elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, .scale_op = QC_SCALE_MUL_RCP,
-      .div_mode = QC_DIV_FAST, .pow2 = QC_POW2_E8M0, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_SHIFT),
-      .elem_op = QC_ELEM_MUL_MAX_AMAX}, OF_SGL_KERNEL},
+     {SGL_TOKEN_GROUP, .div_mode = QC_DIV_FAST, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_SHIFT)}, OF_SGL_KERNEL},
     {"sgl-kernel-sm100", QC_RECIPE_TOKEN_GROUP, "the same kernel in the precise-math sm100 build",
      "ptx", 0, NULL,
-     {.elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, .scale_op = QC_SCALE_MUL_RCP,
-      .pow2 = QC_POW2_E8M0, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_SHIFT),
-      .elem_op = QC_ELEM_MUL_MAX_AMAX}, OF_SGL_KERNEL},
+     {SGL_TOKEN_GROUP, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_SHIFT)}, OF_SGL_KERNEL},
     {"sglang-jit", QC_RECIPE_TOKEN_GROUP,
      "sglang 0.5.23's CUDA JIT per_token_group_quant (kernels/jit/csrc/gemm/per_token_group_quant.cuh, "
      "--use_fast_math on sm_90), which replaced sgl-kernel's: as sgl-kernel, but an f32/f16 input is "
      "clamped by fminf(q, 448) (NaN -> 448) and a bf16 one is not; ue8m0: E = exponent + (mantissa != 0) "
      "unclamped (an Inf amax gives 255), q = x * fp32((254 - E) << 23) (255: -Inf) (formats.md §15)",
      "ptx", 0, NULL,
-     {.elem = QC_E4M3FN, .group = 128, .eps_at = QC_EPS_AMAX, .eps = 1e-10f, .scale_op = QC_SCALE_MUL_RCP,
-      .div_mode = QC_DIV_FAST, .pow2 = QC_POW2_E8M0, .pow2_policy = POW2(QC_E8M0_RCEIL, QC_E8M0_DEC_SHIFT),
-      .pow2_mult = QC_POW2_MULT_INV_BITS, .elem_op = QC_ELEM_MUL_MAX_AMAX, .clamp = QC_CLAMP_FMINF_UPPER,
-      .bf16_input_unclamped = 1}, OF_SGLANG_RECORDED},
+     {SGL_TOKEN_GROUP, .div_mode = QC_DIV_FAST, .pow2_policy = POW2(QC_E8M0_RCEIL, QC_E8M0_DEC_SHIFT),
+      .pow2_mult = QC_POW2_MULT_INV_BITS, .clamp = QC_CLAMP_FMINF_UPPER, .bf16_input_unclamped = 1}, OF_SGLANG_RECORDED},
     {"deepgemm-ref", QC_RECIPE_TOKEN_GROUP,
      "DeepGEMM deep_gemm/utils/math.py per_token_cast_to_fp8 (torch on the GPU; every NaN the GPU's "
      "canonical one): amax.clamp(1e-4) (NaN propagates), s = amax / 448 (t * fl32(1/448), formats.md §13), q = x * (1/s) -> torch e4m3fn; ue8m0: "
