@@ -174,6 +174,7 @@ qc_cast_policy qc_cast_profile_policy(const qc_cast_profile *p, qc_format f)
 /* What each row was read from (docs/spec/README.md lists the snapshots). sglang and sgl-kernel
  * files were read one by one, without a recorded commit. */
 #define OF_SGL_KERNEL {"sgl-kernel", "source-read"}
+#define OF_SGL_KERNEL_RECORDED {"sglang-kernel 0.4.6", "its wheel's sm90 common_ops run on an H200, golden/real/sglang-kernel-0.4.6"}
 #define OF_SGLANG {"sglang", "source-read"}
 #define OF_SGLANG_TRITON {"sglang Triton kernels", "source-read; scale rule measured with triton 3.6 on an H200"}
 #define OF_SGLANG_RECORDED {"sglang", "0.5.23 (its wheel's code run on an H200, golden/real/sglang-0.5.23)"}
@@ -260,6 +261,14 @@ static const qc_recipe_profile recipe_profiles[] = {
      "sgl-kernel/csrc/gemm/per_token_group_quant_8bit.cu (sglang 0.5.23 calls its JIT kernel instead: sglang-jit)",
      "ptx", 0, NULL,
      {SGL_TOKEN_GROUP, .div_mode = QC_DIV_FAST, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_SHIFT)}, OF_SGL_KERNEL},
+    {"sgl-kernel-v2", QC_RECIPE_TOKEN_GROUP,
+     "sgl-kernel per_token_group_quant_8bit_v2 (what sgl_per_token_group_quant_8bit runs for groups 16-128), sm90 "
+     "fast-math build: as sgl-kernel, but q is clamped by fminf(fmaxf(q, -448), 448) (NaN -> -448) and the "
+     "UE8M0 byte is exponent + (mantissa != 0) unclamped (Inf amax -> 255) with the multiplier (254 - E) << 23, "
+     "as sglang-jit (golden/real/sglang-kernel-0.4.6 aot-token_group-v2-*, formats.md §15.2); bf16/f16 input only",
+     "ptx", 0, NULL,
+     {SGL_TOKEN_GROUP, .div_mode = QC_DIV_FAST, .pow2_policy = POW2(QC_E8M0_RCEIL, QC_E8M0_DEC_SHIFT),
+      .pow2_mult = QC_POW2_MULT_INV_BITS, .clamp = QC_CLAMP_TRITON}, OF_SGL_KERNEL_RECORDED},
     {"sgl-kernel-sm100", QC_RECIPE_TOKEN_GROUP, "the same kernel in the precise-math sm100 build",
      "ptx", 0, NULL,
      {SGL_TOKEN_GROUP, .pow2_policy = POW2(QC_E8M0_CEIL, QC_E8M0_DEC_SHIFT)}, OF_SGL_KERNEL},

@@ -57,7 +57,8 @@ def record_aot(rec, k):
                     except Exception as e:  # the op refuses this input type or layout: say so, go on
                         print("not recorded %s: %s" % (name, str(e).splitlines()[0]))
                         continue
-                    rec.write(name, token_group_params("sgl-kernel", group, x, dt, ue8m0, layout), xv,
+                    profile = "sgl-kernel-v2" if version == "v2" else "sgl-kernel"
+                    rec.write(name, token_group_params(profile, group, x, dt, ue8m0, layout), xv,
                               {"q": ("e4m3fn", _bytes(q)), "scale": ("u8", _storage(s))}, "common_ops." + op,
                               "torch.ops.sgl_kernel.%s(x, q, s, %d, 1e-10, -448, 448, scale_ue8m0=%s%s) (x %s [%d, %d]; "
                               "s %s, sglang's allocator)" % (op, group, ue8m0, ", False, None" if version == "v2" else "",
@@ -115,6 +116,7 @@ def main():
     pre.add_argument("--wheel", required=True, help="directory holding the unpacked sglang-kernel wheel")
     pre.add_argument("--sglang", required=True, help="directory holding the unpacked sglang wheel's sglang/")
     pre.add_argument("--version", required=True, help="the sglang-kernel wheel's version, e.g. 0.4.10")
+    pre.add_argument("--parts", default="aot,triton_kernels", help="what to record: aot, triton_kernels")
     known, rest = pre.parse_known_args()
     sys.argv = [sys.argv[0]] + rest + ["--devices", "cuda"]
     a, prov, devices = realdata.command_line(__doc__, "sglang-kernel", known.version)
@@ -126,7 +128,8 @@ def main():
         torch.ops.load_library(os.path.join(known.wheel, "sgl_kernel", "sm90", "common_ops.abi3.so"))
         record_aot(rec, sglang_quant.load_fp8_kernel(known.sglang, hip=False))
 
-    realdata.run_steps((("aot", aot), ("triton_kernels", lambda: record_triton_kernels(rec, known.wheel))), a.out)
+    steps = {"aot": aot, "triton_kernels": lambda: record_triton_kernels(rec, known.wheel)}
+    realdata.run_steps([(p, steps[p]) for p in known.parts.split(",")], a.out)
 
 
 if __name__ == "__main__":
