@@ -1070,8 +1070,8 @@ static long policy_sweep(uint64_t seed, size_t nrandom, int all_policies)
         long c = sweep_e8m0(&structured, 0, &b11);
         c += sweep_e8m0(&random, !all_policies, &b11);
         total += c;
-        printf("  (c) e8m0      %d rules x %d emax x %d mbits, %ld encodes, %ld mismatches so far; log2-ceil: %ld "
-               "inputs just above a power of two where fp32 log2f gives floor (B11, counted, not failed) (%.1f s)\n",
+        printf("  (c) e8m0      %d rules x %d emax x %d mbits, %ld encodes, %ld mismatches so far; log2 rules: %ld "
+               "inputs next to a power of two where fp32 log2f rounds to the integer (B11, counted, not failed) (%.1f s)\n",
                QC_E8M0_RULE_COUNT, N_EMAX, N_MBITS, c, total_mismatches(), b11, now_s() - t);
     }
     printf("policy sweep: %ld encodes compared, %.1f s\n", total, now_s() - t0);
@@ -1166,8 +1166,8 @@ static void full_mode(void)
         compared += jobs[t].compared;
         b11 += jobs[t].b11;
     }
-    printf("full mode: %ld encodes compared, %ld mismatches; log2-ceil: %ld inputs just above a power of two where "
-           "fp32 log2f gives floor (B11, counted, not failed); %.1f s\n",
+    printf("full mode: %ld encodes compared, %ld mismatches; log2 rules: %ld inputs next to a power of two where "
+           "fp32 log2f rounds to the integer (B11, counted, not failed); %.1f s\n",
            compared, total_mismatches(), b11, now_s() - t0);
 }
 

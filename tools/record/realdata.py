@@ -5,6 +5,8 @@ import json
 import os
 import platform
 import subprocess
+import sys
+import traceback
 
 import h5py
 import numpy as np
@@ -75,8 +77,6 @@ def edge_inputs(block, rows=24, blocks_per_row=8, seed=20261202, finite=False):
 def run_steps(steps, out):
     """Runs each (name, function) of a recorder; one part that cannot run does not stop the others.
     Exits 1 naming the failed parts, 0 when all ran."""
-    import sys
-    import traceback
     failed = []
     for name, step in steps:
         try:
