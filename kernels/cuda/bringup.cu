@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "cuda_ops.h"
 #include "profiles.h"
 #include "qcheck/qcheck.h"
 
@@ -268,5 +269,9 @@ extern "C" qcheck_status qc_cuda_bringup(qcheck_bringup_args *a, qcheck_ctx *ctx
     }
     cudaEventDestroy(t0), cudaEventDestroy(t1);
     cudaFree(table), cudaFree(t);
+    /* The FP8 tensor core against the reference's model of it: Hopper only (the model is sm_90's,
+     * and wgmma exists nowhere else). */
+    if (st == QCHECK_OK && prop.major == 9 && prop.minor == 0)
+        st = qc_cuda_bringup_mma(a, ctx, prop.multiProcessorCount);
     return st;
 }

@@ -22,6 +22,8 @@ qcheck_status qck_layout(const qcheck_layout_args *a, qcheck_ctx *ctx);
 qcheck_status qck_fnuz_normalize(const qcheck_fnuz_normalize_args *a, qcheck_ctx *ctx);
 /* bringup.cu: the device's conversion instructions and approximate arithmetic against the reference (qcheck bringup). */
 qcheck_status qc_cuda_bringup(qcheck_bringup_args *a, qcheck_ctx *ctx);
+/* bringup_mma.cu (sm_90a only): wgmma's FP8 dot products against reference/arith/mma_sm90.h. */
+qcheck_status qc_cuda_bringup_mma(qcheck_bringup_args *a, qcheck_ctx *ctx, int sms);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,244 @@
+/* test_mma_sm90: reference/arith/mma_sm90.h against what the H200's tensor core wrote
+ * (golden/tensor-core/h200-fp8-mma.h5, recorded by kernels/cuda/mma_probe.cu; tools/mma/record_h5.py
+ * says what each dataset holds).
+ *
+ *   test_mma_sm90 MMA.h5 SCHEDULES.h5
+ *
+ * 1. Every recorded wgmma output, bit for bit (the probe specs and the random tiles).
+ * 2. The recording separates the model from its neighbours: one bit more or less below the
+ *    largest exponent, one more or less in the result, normalised subnormal inputs. Each must
+ *    differ from the hardware somewhere, or the recording could not tell them apart.
+ * 3. mma.sync (the recording's other instruction) is not this datapath: the model must differ from
+ *    it (were the two columns ever swapped, 1 would fail).
+ * 4. Hand-worked values from docs/notes/mma_sm90.md, independent of the recording.
+ * 5. Whole FP8 GEMMs of real kernels (golden/tensor-core/h200-fp8-gemm-schedules.h5,
+ *    tools/mma/record_schedules.py): each kernel's fp32 outputs are qcref_sm90_mma_dot under its
+ *    K schedule, bit for bit, and under no neighbouring schedule. */
+#include <hdf5.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arith/mma_sm90.h"
+#include "check.h"
+
+typedef struct {
+    size_t n;
+    uint8_t *a, *b, *fa, *fb;
+    float *c, *d_wgmma, *d_mma_sync;
+} recording;
+
+static void *read_set(hid_t f, const char *name, hid_t type, size_t elem, size_t per_row, size_t *rows)
+{
+    if (H5Lexists(f, name, H5P_DEFAULT) <= 0) {
+        printf("recording: no dataset %s\n", name);
+        return NULL;
+    }
+    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    if (d < 0) return NULL;
+    hid_t s = H5Dget_space(d);
+    hsize_t dims[2] = {0, 0};
+    int rank = H5Sget_simple_extent_ndims(s);
+    H5Sget_simple_extent_dims(s, dims, NULL);
+    H5Sclose(s);
+    size_t got_per_row = rank == 2 ? (size_t)dims[1] : 1;
+    void *buf = NULL;
+    if ((rank == 1 || rank == 2) && got_per_row == per_row && dims[0] > 0 && (*rows == 0 || *rows == dims[0])) {
+        *rows = (size_t)dims[0];
+        buf = malloc(*rows * per_row * elem);
+        if (buf && H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) free(buf), buf = NULL;
+    }
+    H5Dclose(d);
+    if (!buf) printf("recording: dataset %s is not [n, %zu] of the expected type\n", name, per_row);
+    return buf;
+}
+
+static int load(const char *path, recording *r)
+{
+    memset(r, 0, sizeof *r);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) {
+        printf("%s: cannot open as HDF5\n", path);
+        return -1;
+    }
+    r->a = read_set(f, "a", H5T_NATIVE_UINT8, 1, QC_SM90_MMA_K, &r->n);
+    r->b = read_set(f, "b", H5T_NATIVE_UINT8, 1, QC_SM90_MMA_K, &r->n);
+    r->fa = read_set(f, "fa", H5T_NATIVE_UINT8, 1, 1, &r->n);
+    r->fb = read_set(f, "fb", H5T_NATIVE_UINT8, 1, 1, &r->n);
+    r->c = read_set(f, "c", H5T_NATIVE_FLOAT, 4, 1, &r->n);
+    r->d_wgmma = read_set(f, "d_wgmma", H5T_NATIVE_FLOAT, 4, 1, &r->n);
+    r->d_mma_sync = read_set(f, "d_mma_sync", H5T_NATIVE_FLOAT, 4, 1, &r->n);
+    H5Fclose(f);
+    return r->a && r->b && r->fa && r->fb && r->c && r->d_wgmma && r->d_mma_sync ? 0 : -1;
+}
+
+/* Outputs of rules `rules` that differ from `want` (bits); prints the first `show`. */
+static size_t count_differ(const recording *r, qc_mma_rules rules, const float *want, int show)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        float got = qcref_mma_step_with(rules, r->a + i * QC_SM90_MMA_K, r->fa[i], r->b + i * QC_SM90_MMA_K, r->fb[i],
+                                        QC_SM90_MMA_K, r->c[i]);
+        if (qc_f32_bits(got) == qc_f32_bits(want[i])) continue;
+        if ((int)bad++ < show)
+            printf("  row %zu (%s x %s, c %a): hardware %08X, model %08X\n", i, r->fa[i] ? "e5m2" : "e4m3",
+                   r->fb[i] ? "e5m2" : "e4m3", (double)r->c[i], qc_f32_bits(want[i]), qc_f32_bits(got));
+    }
+    return bad;
+}
+
+/* 4: one product a b (codes) at position k, the rest zero, plus c. */
+static float one(uint8_t a, int fa, uint8_t b, int fb, int k, float c)
+{
+    uint8_t va[QC_SM90_MMA_K] = {0}, vb[QC_SM90_MMA_K] = {0};
+    va[k] = a, vb[k] = b;
+    return qcref_sm90_mma_step(va, fa, vb, fb, QC_SM90_MMA_K, c);
+}
+
+/* e4m3fn codes: 2^e for a normal power of two, and the subnormals 2^-9, 2^-8. */
+#define E4(e) ((uint8_t)(((e) + 7) << 3))
+#define E4_SUB9 0x01
+#define E4_SUB8 0x02
+
+static void hand_worked(void)
+{
+    /* c = 1: E = 0, the grid is 2^-13. */
+    CHECK(one(E4(-4), 0, E4(-3), 0, 3, 1.0f) == 1.0f + 0x1p-7f, "1 + 2^-7 is kept");
+    CHECK(one(E4_SUB9, 0, E4(-4), 0, 3, 1.0f) == 1.0f + 0x1p-13f, "2^-13 below c = 1 is the last bit kept");
+    CHECK(one(E4_SUB9, 0, E4(-5), 0, 3, 1.0f) == 1.0f, "2^-14 below c = 1 is cut");
+    CHECK(one(E4_SUB9 | 0x80, 0, E4(-5), 0, 3, 1.0f) == 1.0f, "-2^-14 is cut toward zero, not to -2^-13");
+    CHECK(one(E4(0), 0, E4(0), 0, 0, 1.0f + 0x1p-20f) == 2.0f, "c's bits below the grid are cut too");
+    /* 2^-8 (subnormal: exponent -6) times 2^8 is 1, but step 2 sees exponent -6 + 8 = 2: the grid is
+     * 2^-11, where c = 1 would have given 2^-13. */
+    uint8_t va[QC_SM90_MMA_K] = {0}, vb[QC_SM90_MMA_K] = {0};
+    va[0] = E4_SUB8, vb[0] = E4(8);
+    va[1] = E4(-4), vb[1] = E4(-4);
+    CHECK(qcref_sm90_mma_step(va, 0, vb, 0, 32, 0.0f) == 1.0f + 0x1p-8f, "2^-8 is kept beside it");
+    va[1] = E4_SUB9, vb[1] = E4(-2);
+    CHECK(qcref_sm90_mma_step(va, 0, vb, 0, 32, 0.0f) == 1.0f + 0x1p-11f, "2^-11 is the last bit kept beside it");
+    va[1] = E4_SUB9, vb[1] = E4(-3);
+    CHECK(qcref_sm90_mma_step(va, 0, vb, 0, 32, 0.0f) == 1.0f, "2^-12 is cut beside it");
+    /* Step 5: c = 16383 (E = 13, grid 1) plus 2 is 2^14 + 1, 15 bits: cut to 14. */
+    CHECK(one(E4(1), 0, E4(0), 0, 5, 16383.0f) == 16384.0f, "2^14 + 1 is cut to 2^14");
+    CHECK(one(E4(0), 0, E4(0), 0, 5, 16382.0f) == 16383.0f, "16382 + 1 = 16383 has 14 bits and stays");
+    /* Specials (e5m2 0x7C is +Inf). */
+    CHECK(qc_f32_bits(one(0x7F, 0, E4(0), 0, 0, 1.0f)) == QC_SM90_NAN, "e4m3 NaN gives 0x7FFFFFFF");
+    CHECK(qc_f32_bits(one(0x7C, 1, 0x00, 0, 0, 1.0f)) == QC_SM90_NAN, "Inf * 0 is NaN");
+    CHECK(one(0x7C, 1, E4(0), 0, 0, 1.0f) == __builtin_inff(), "Inf * 1 + 1 is Inf");
+    CHECK(qc_f32_bits(one(0x7C, 1, E4(0), 0, 0, -__builtin_inff())) == QC_SM90_NAN, "Inf - Inf is NaN");
+    CHECK(qc_f32_bits(one(0x00, 0, 0x00, 0, 0, -0.0f)) == 0, "-0 plus zero products is +0");
+    /* fp32 subnormal c: exponent -126, grid 2^-139. */
+    CHECK(one(0x00, 0, 0x00, 0, 0, 0x1p-149f) == 0.0f, "c = 2^-149 is below the grid: 0");
+    CHECK(one(0x00, 0, 0x00, 0, 0, 0x1p-130f) == 0x1p-130f, "c = 2^-130 is on the grid and stays");
+}
+
+/* 5: the kernels of the schedules recording and the promotion interval (k-steps; 0: never) under
+ * which each is bit-exact: cuBLASLt adds the tensor core's sum into fp32 every 128 of K unless
+ * fast accumulation is on; Triton keeps it in the core unless the kernel adds per block. */
+static const struct {
+    const char *kernel;
+    int promote;
+} schedules[] = {{"scaled_mm_fast0", 4}, {"scaled_mm_fast1", 0}, {"triton_in_core", 0}, {"triton_promoted", 4}};
+
+static size_t gemm_differ(const uint8_t *a, const uint8_t *b, const float *d, size_t rows, size_t k, int promote)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < rows; j++) {
+            float got = qcref_sm90_mma_dot(a + i * k, 0, b + j * k, 0, (int)k, 0.0f, promote);
+            bad += qc_f32_bits(got) != qc_f32_bits(d[i * rows + j]);
+        }
+    return bad;
+}
+
+static void check_shape(hid_t root, const char *name)
+{
+    hid_t g = H5Gopen2(root, name, H5P_DEFAULT);
+    CHECK(g >= 0, "%s: not a group", name);
+    if (g < 0) return;
+    size_t rows = 0, k = 0, rows_b = 0;
+    hid_t d = H5Dopen2(g, "a", H5P_DEFAULT);
+    if (d >= 0) {
+        hsize_t dims[2] = {0, 0};
+        hid_t sp = H5Dget_space(d);
+        if (H5Sget_simple_extent_ndims(sp) == 2) H5Sget_simple_extent_dims(sp, dims, NULL);
+        H5Sclose(sp), H5Dclose(d);
+        k = (size_t)dims[1];
+    }
+    uint8_t *a = k ? read_set(g, "a", H5T_NATIVE_UINT8, 1, k, &rows) : NULL;
+    rows_b = rows;
+    uint8_t *b = a ? read_set(g, "b", H5T_NATIVE_UINT8, 1, k, &rows_b) : NULL;
+    CHECK(a && b && k % QC_SM90_MMA_K == 0, "%s: a and b [rows, K], K a multiple of 32", name);
+    for (size_t s = 0; a && b && s < sizeof schedules / sizeof schedules[0]; s++) {
+        size_t n = rows;
+        float *out = read_set(g, schedules[s].kernel, H5T_NATIVE_FLOAT, 4, rows, &n);
+        CHECK(out != NULL, "%s: no %s [rows, rows]", name, schedules[s].kernel);
+        if (!out) continue;
+        size_t bad = gemm_differ(a, b, out, rows, k, schedules[s].promote);
+        printf("gemm %-12s %-16s promote %d: %zu of %zu outputs differ;", name, schedules[s].kernel,
+               schedules[s].promote, bad, rows * rows);
+        CHECK(bad == 0, "%s %s: the schedule promote=%d should be bit-exact", name, schedules[s].kernel,
+              schedules[s].promote);
+        static const int others[] = {0, 1, 2, 4, 8};
+        for (size_t o = 0; o < sizeof others / sizeof others[0]; o++) {
+            if (others[o] == schedules[s].promote || (int)k / QC_SM90_MMA_K <= others[o]) continue;
+            size_t n_other = gemm_differ(a, b, out, rows, k, others[o]);
+            printf(" promote %d: %zu;", others[o], n_other);
+            CHECK(n_other > 0, "%s %s: promote=%d matches too: the recording does not tell them apart", name,
+                  schedules[s].kernel, others[o]);
+        }
+        printf("\n");
+        free(out);
+    }
+    free(a), free(b);
+    H5Gclose(g);
+}
+
+static void check_schedules(const char *path)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CHECK(f >= 0, "%s: cannot open as HDF5", path);
+    if (f < 0) return;
+    H5G_info_t gi;
+    int ok = H5Gget_info(f, &gi) >= 0 && gi.nlinks > 0;
+    CHECK(ok, "%s: no shapes", path);
+    for (hsize_t i = 0; ok && i < gi.nlinks; i++) {
+        char name[64];
+        if (H5Lget_name_by_idx(f, ".", H5_INDEX_NAME, H5_ITER_INC, i, name, sizeof name, H5P_DEFAULT) > 0)
+            check_shape(f, name);
+    }
+    H5Fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        printf("usage: test_mma_sm90 MMA.h5 SCHEDULES.h5\n");
+        return 2;
+    }
+    hand_worked();
+    recording r;
+    if (load(argv[1], &r)) return 1;
+    size_t bad = count_differ(&r, qc_sm90_rules(), r.d_wgmma, 8);
+    CHECK(bad == 0, "%zu of %zu recorded wgmma outputs differ from qcref_sm90_mma_step", bad, r.n);
+    printf("wgmma: %zu recorded dot products, %zu differ from the model\n", r.n, bad);
+    struct {
+        const char *what;
+        qc_mma_rules rules;
+    } neighbours[] = {
+        {"frac 12", {12, 14, 0}}, {"frac 14", {14, 14, 0}},    {"sum_bits 13", {13, 13, 0}},
+        {"sum_bits 15", {13, 15, 0}}, {"sum_bits 24", {13, 24, 0}}, {"normalised subnormals", {13, 14, 1}},
+    };
+    for (size_t i = 0; i < sizeof neighbours / sizeof neighbours[0]; i++) {
+        size_t n = count_differ(&r, neighbours[i].rules, r.d_wgmma, 0);
+        printf("neighbour %-22s differs on %zu\n", neighbours[i].what, n);
+        CHECK(n > 0, "the recording does not separate the model from %s", neighbours[i].what);
+    }
+    size_t sync = count_differ(&r, qc_sm90_rules(), r.d_mma_sync, 0);
+    printf("mma.sync m16n8k32: the model differs on %zu of %zu\n", sync, r.n);
+    CHECK(sync > 0, "mma.sync matched the wgmma model everywhere: columns swapped?");
+    free(r.a), free(r.b), free(r.fa), free(r.fb), free(r.c), free(r.d_wgmma), free(r.d_mma_sync);
+    check_schedules(argv[2]);
+    printf("%s\n", failures ? "FAILED" : "ok");
+    return failures != 0;
+}
