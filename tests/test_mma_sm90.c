@@ -2,7 +2,7 @@
  * (golden/tensor-core/h200-fp8-mma.h5, recorded by kernels/cuda/mma_probe.cu; tools/mma/record_h5.py
  * says what each dataset holds).
  *
- *   test_mma_sm90 MMA.h5 SCHEDULES.h5
+ *   test_mma_sm90 MMA.h5 SCHEDULES.h5 ROWWISE.h5
  *
  * 1. Every recorded wgmma output, bit for bit (the probe specs and the random tiles).
  * 2. The recording separates the model from its neighbours: one bit more or less below the
@@ -13,7 +13,11 @@
  * 4. Hand-worked values from docs/notes/mma_sm90.md, independent of the recording.
  * 5. Whole FP8 GEMMs of real kernels (golden/tensor-core/h200-fp8-gemm-schedules.h5,
  *    tools/mma/record_schedules.py): each kernel's fp32 outputs are qcref_sm90_mma_dot under its
- *    K schedule, bit for bit, and under no neighbouring schedule. */
+ *    K schedule, bit for bit, and under no neighbouring schedule; torch._scaled_mm with scales is
+ *    qcref_gemm_sm90 (model sm90-wgmma's epilogue) bit for bit, and the other order of the
+ *    tensorwise scale products is not.
+ * 6. cuBLASLt with per-row scales (golden/tensor-core/h200-cublaslt-rowwise.h5, qcheck's cublaslt
+ *    backend on the H200): qcref_gemm_sm90's rowwise epilogue bit for bit, the scalar one not. */
 #include <hdf5.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +25,7 @@
 
 #include "arith/mma_sm90.h"
 #include "check.h"
+#include "ops/gemm.h"
 
 typedef struct {
     size_t n;
@@ -151,6 +156,48 @@ static size_t gemm_differ(const uint8_t *a, const uint8_t *b, const float *d, si
     return bad;
 }
 
+/* The scaled products of one shape (tensorwise f32 and bf16 out, rowwise bf16 out) against
+ * qcref_gemm_sm90, fast accumulation off (promote 4) and on (0). */
+static void check_scaled(hid_t g, const char *name, const uint8_t *a, const uint8_t *b, size_t rows, size_t k)
+{
+    size_t one = 1, nr = rows;
+    float *tsa = read_set(g, "tensor_sa", H5T_NATIVE_FLOAT, 4, 1, &one), *tsb = NULL, *rsa = NULL, *rsb = NULL;
+    one = 1;
+    tsb = tsa ? read_set(g, "tensor_sb", H5T_NATIVE_FLOAT, 4, 1, &one) : NULL;
+    rsa = tsb ? read_set(g, "row_sa", H5T_NATIVE_FLOAT, 4, 1, &nr) : NULL;
+    rsb = rsa ? read_set(g, "row_sb", H5T_NATIVE_FLOAT, 4, 1, &nr) : NULL;
+    float *y = malloc(rows * rows * sizeof *y);
+    CHECK(rsb && y, "%s: tensor_sa, tensor_sb, row_sa, row_sb", name);
+    for (int fast = 0; rsb && y && fast < 2; fast++) {
+        char key[32];
+        size_t n = rows, bad = 0, other = 0;
+        snprintf(key, sizeof key, "tensor_f32_fast%d", fast);
+        float *d = read_set(g, key, H5T_NATIVE_FLOAT, 4, rows, &n);
+        qcref_gemm_sm90(a, 0, b, 0, rows, rows, k, tsa, 0, tsb, 0, NULL, fast ? 0 : 4, y);
+        for (size_t e = 0; d && e < rows * rows; e++) {
+            bad += qc_f32_bits(y[e]) != qc_f32_bits(d[e]);
+            float acc = qcref_sm90_mma_dot(a + e / rows * k, 0, b + e % rows * k, 0, (int)k, 0.0f, fast ? 0 : 4);
+            other += qc_f32_bits((acc * tsa[0]) * tsb[0]) != qc_f32_bits(d[e]);
+        }
+        printf("scaled %-12s %s: %zu of %zu differ; (acc sa) sb: %zu\n", name, key, bad, rows * rows, other);
+        CHECK(d && bad == 0, "%s %s: fl32(fl32(sa sb) acc) is the epilogue", name, key);
+        CHECK(d && other > 0, "%s %s: the recording does not tell the epilogue orders apart", name, key);
+        free(d);
+        uint16_t *h = NULL;
+        for (int rowwise = 0; rowwise < 2; rowwise++) {
+            snprintf(key, sizeof key, "%s_bf16_fast%d", rowwise ? "row" : "tensor", fast);
+            n = rows, bad = 0;
+            h = read_set(g, key, H5T_NATIVE_UINT16, 2, rows, &n);
+            if (rowwise) qcref_gemm_sm90(a, 0, b, 0, rows, rows, k, rsa, 1, rsb, 1, NULL, fast ? 0 : 4, y);
+            for (size_t e = 0; h && e < rows * rows; e++) bad += qcref_gemm_round_out(y[e], QC_BF16) != h[e];
+            printf("scaled %-12s %s: %zu of %zu differ\n", name, key, bad, rows * rows);
+            CHECK(h && bad == 0, "%s %s: bf16(fl32(fl32(sa sb) acc)) is the output", name, key);
+            free(h);
+        }
+    }
+    free(tsa), free(tsb), free(rsa), free(rsb), free(y);
+}
+
 static void check_shape(hid_t root, const char *name)
 {
     hid_t g = H5Gopen2(root, name, H5P_DEFAULT);
@@ -190,6 +237,7 @@ static void check_shape(hid_t root, const char *name)
         printf("\n");
         free(out);
     }
+    if (a && b && H5Lexists(g, "tensor_sa", H5P_DEFAULT) > 0) check_scaled(g, name, a, b, rows, k);
     free(a), free(b);
     H5Gclose(g);
 }
@@ -210,10 +258,60 @@ static void check_schedules(const char *path)
     H5Fclose(f);
 }
 
+static void check_rowwise(const char *path)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CHECK(f >= 0, "%s: cannot open as HDF5", path);
+    if (f < 0) return;
+    static const struct {
+        const char *group;
+        int promote;
+    } runs[] = {{"promote4", 4}, {"promote0", 0}};
+    for (size_t r = 0; r < 2; r++) {
+        hid_t g = H5Gopen2(f, runs[r].group, H5P_DEFAULT);
+        CHECK(g >= 0, "%s: no group %s", path, runs[r].group);
+        if (g < 0) continue;
+        hsize_t dims[2] = {0, 0};
+        hid_t d = H5Dopen2(g, "a", H5P_DEFAULT), sp = d >= 0 ? H5Dget_space(d) : -1;
+        if (sp >= 0) H5Sget_simple_extent_dims(sp, dims, NULL), H5Sclose(sp);
+        if (d >= 0) H5Dclose(d);
+        size_t k = (size_t)dims[1], m = 0, n = 0, mm, nn;
+        uint8_t *a = k ? read_set(g, "a", H5T_NATIVE_UINT8, 1, k, &m) : NULL;
+        uint8_t *b = a ? read_set(g, "b", H5T_NATIVE_UINT8, 1, k, &n) : NULL;
+        mm = m, nn = n;
+        float *sa = b ? read_set(g, "sa", H5T_NATIVE_FLOAT, 4, 1, &mm) : NULL;
+        float *sb = sa ? read_set(g, "sb", H5T_NATIVE_FLOAT, 4, 1, &nn) : NULL;
+        size_t rows = m;
+        float *want = sb ? read_set(g, "d", H5T_NATIVE_FLOAT, 4, n, &rows) : NULL;
+        float *y = malloc(m * n * sizeof *y + 4);
+        CHECK(want && y, "%s/%s: a, b, sa, sb, d", path, runs[r].group);
+        if (want && y) {
+            size_t bad = 0, scalar_order = 0;
+            qcref_gemm_sm90(a, 0, b, 0, m, n, k, sa, 1, sb, 1, NULL, runs[r].promote, y);
+            for (size_t e = 0; e < m * n; e++) bad += qc_f32_bits(y[e]) != qc_f32_bits(want[e]);
+            /* the scalar epilogue's order, per element: fl32(fl32(sa sb) acc) */
+            for (size_t i = 0; i < m; i++)
+                for (size_t j = 0; j < n; j++) {
+                    float one = 1.0f, s = sa[i] * sb[j];
+                    float v;
+                    qcref_gemm_sm90(a + i * k, 0, b + j * k, 0, 1, 1, k, &s, 0, &one, 0, NULL, runs[r].promote, &v);
+                    scalar_order += qc_f32_bits(v) != qc_f32_bits(want[i * n + j]);
+                }
+            printf("cublaslt rowwise %s (%zux%zux%zu): %zu of %zu differ; fl32(sa sb) acc: %zu\n", runs[r].group, m, n, k,
+                   bad, m * n, scalar_order);
+            CHECK(bad == 0, "%s: fl32(fl32(acc sb) sa) is cuBLASLt's rowwise epilogue", runs[r].group);
+            CHECK(scalar_order > 0, "%s: the recording does not tell the epilogue orders apart", runs[r].group);
+        }
+        free(a), free(b), free(sa), free(sb), free(want), free(y);
+        H5Gclose(g);
+    }
+    H5Fclose(f);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        printf("usage: test_mma_sm90 MMA.h5 SCHEDULES.h5\n");
+    if (argc != 4) {
+        printf("usage: test_mma_sm90 MMA.h5 SCHEDULES.h5 ROWWISE.h5\n");
         return 2;
     }
     hand_worked();
@@ -239,6 +337,7 @@ int main(int argc, char **argv)
     CHECK(sync > 0, "mma.sync matched the wgmma model everywhere: columns swapped?");
     free(r.a), free(r.b), free(r.fa), free(r.fb), free(r.c), free(r.d_wgmma), free(r.d_mma_sync);
     check_schedules(argv[2]);
+    check_rowwise(argv[3]);
     printf("%s\n", failures ? "FAILED" : "ok");
     return failures != 0;
 }

@@ -262,7 +262,7 @@ extern const qc_backend qc_mutant_sf_unpadded_rows, qc_mutant_sf_unpadded_stride
 extern const qc_backend qc_mutant_clamp_nan, qc_mutant_zero_block_nan, qc_mutant_quant_ties_away,
     qc_mutant_quant_mul_rcp, qc_mutant_quant_no_saturation, qc_mutant_quant_eps_dropped, qc_mutant_quant_e8m0_ceil,
     qc_mutant_quant_zero_block_byte, qc_mutant_quant_nibbles;
-extern const qc_backend qc_mutant_gemm_scale_block, qc_mutant_gemm_out_toward_zero;
+extern const qc_backend qc_mutant_gemm_scale_block, qc_mutant_gemm_out_toward_zero, qc_mutant_gemm_scale_ulp;
 extern const qc_backend qc_mutant_moe_gate_up, qc_mutant_moe_rsf_twice, qc_mutant_moe_no_clamp, qc_mutant_moe_mask_zero,
     qc_mutant_moe_scale_block;
 
@@ -276,7 +276,7 @@ const qc_backend *const qc_mutant_backends[] = {
     &qc_mutant_clamp_nan,        &qc_mutant_zero_block_nan, &qc_mutant_quant_ties_away, &qc_mutant_quant_mul_rcp,
     &qc_mutant_quant_no_saturation, &qc_mutant_quant_eps_dropped, &qc_mutant_quant_e8m0_ceil,
     &qc_mutant_quant_zero_block_byte, &qc_mutant_quant_nibbles,
-    &qc_mutant_gemm_scale_block, &qc_mutant_gemm_out_toward_zero, &qc_mutant_moe_gate_up, &qc_mutant_moe_rsf_twice, &qc_mutant_moe_no_clamp,
+    &qc_mutant_gemm_scale_block, &qc_mutant_gemm_out_toward_zero, &qc_mutant_gemm_scale_ulp, &qc_mutant_moe_gate_up, &qc_mutant_moe_rsf_twice, &qc_mutant_moe_no_clamp,
     &qc_mutant_moe_mask_zero,    &qc_mutant_moe_scale_block,
 };
 const int qc_mutant_backend_count = (int)(sizeof qc_mutant_backends / sizeof qc_mutant_backends[0]);

@@ -101,3 +101,30 @@ static const qc_impl impl_toward_zero[] = {{"gemm", m_toward_zero}};
 const qc_backend qc_mutant_gemm_out_toward_zero = {
     "mutant:gemm-out-toward-zero", "mutants", "bf16/f16 output rounded toward zero instead of to nearest",
     NULL, .impls = impl_toward_zero, .nimpls = 1};
+
+/* Every fp32 weight scale one ulp too large (a scale computed as amax * fl32(1/448) where the
+ * profile divides, or read back through a bf16 round trip and re-widened): a relative error of
+ * 2^-23 that hides under any fp32 error bound; model sm90-wgmma, bit for bit, sees it. */
+static void scale_ulp_up(qc_gemm_kind kind, const qc_quant_job *jb, qc_quantized *qb)
+{
+    (void)kind, (void)jb;
+    for (size_t i = 0; qb->scale_f32 && i < qb->nscales; i++)
+        if (qb->scale_f32[i] > 0 && qb->scale_f32[i] < 3.4e38f)
+            qb->scale_f32[i] = qc_f32_from_bits(qc_f32_bits(qb->scale_f32[i]) + 1);
+}
+
+static int m_scale_ulp(qc_op_call *c)
+{
+    const char *kind = qc_param_or(c->params, "kind", "");
+    if (strcmp(kind, "fp8_tensor") && strcmp(kind, "fp8_rowwise") && strcmp(kind, "fp8_block")) {
+        snprintf(c->err, c->errlen, "kind %s: its weight scales are not fp32", kind);
+        return QC_OP_DECLINED;
+    }
+    return qc_gemm_op(c, scale_ulp_up, NULL);
+}
+
+static const qc_impl impl_scale_ulp[] = {{"gemm", m_scale_ulp}};
+
+const qc_backend qc_mutant_gemm_scale_ulp = {
+    "mutant:gemm-weight-scale-ulp", "mutants", "every fp32 weight scale one ulp too large (caught bit-exactly by "
+    "model sm90-wgmma; under the fp32 bound it hides)", NULL, .impls = impl_scale_ulp, .nimpls = 1};

@@ -5,7 +5,9 @@
  * bf16), bias (0|1), profile_a / profile_b (recipe profiles, default: the recipe's first), ue8m0
  * (fp8_block: power-of-two scales), scale_a / scale_b (fp8_tensor: static scales), model (exact |
  * grouped: the bound of a kernel that scales per K group | sgl-cpu: bf16 activations and
- * bf16-rounded dequantized weights), stages (1: also
+ * bf16-rounded dequantized weights | sm90-wgmma, sm90-wgmma-fast: the H200's FP8 tensor core bit for bit
+ * under cuBLASLt's K schedule without / with fast accumulation, fp8_tensor and fp8_rowwise,
+ * reference/arith/mma_sm90.h; c.bound is 0), stages (1: also
  * the stage tensors stage.dequant.a / stage.dequant.b, f64 exact operand values, and
  * stage.dequant.alpha, f32 [1]), int8_ties (int8_rowwise: even | away, quantize_row_int8's rounding).
  * The operands are quantized inside the op with the recipe code, so a backend is checked on the
@@ -190,6 +192,7 @@ static int write_outputs(qc_op_call *c, int64_t m, int64_t n, int64_t k, qc_form
 /* The params of one call, checked. */
 typedef struct gemm_call {
     int kind, cpu, grouped;
+    int promote; /* model sm90-wgmma: k-steps between fp32 additions (4), sm90-wgmma-fast: 0; else -1 */
     int64_t m, n, k, has_bias;
     qc_format of;
     qc_int8_ties ties;
@@ -240,8 +243,16 @@ static int gemm_setup(qc_op_call *c, gemm_call *g)
      * grouped (per-group_k fp32 partial dots, then the scales, then the partials: gemm.h) */
     const char *model = qc_param_or(c->params, "model", "exact");
     g->cpu = strcmp(model, "sgl-cpu") == 0, g->grouped = strcmp(model, "grouped") == 0;
-    if (!g->cpu && !g->grouped && strcmp(model, "exact")) {
-        snprintf(c->err, c->errlen, "param model=%s (known: exact, grouped, sgl-cpu)", model);
+    g->promote = !strcmp(model, "sm90-wgmma") ? 4 : !strcmp(model, "sm90-wgmma-fast") ? 0 : -1;
+    if (!g->cpu && !g->grouped && g->promote < 0 && strcmp(model, "exact")) {
+        snprintf(c->err, c->errlen, "param model=%s (known: exact, grouped, sgl-cpu, sm90-wgmma, sm90-wgmma-fast)", model);
+        return 2;
+    }
+    /* sm90-wgmma: the tensor core bit for bit (reference/arith/mma_sm90.h); the epilogue is measured
+     * for one scale per tensor or per row (formats.md §16), not yet for 128-blocks along K. */
+    if (g->promote >= 0 && g->kind != QC_GEMM_FP8_TENSOR && g->kind != QC_GEMM_FP8_ROWWISE) {
+        snprintf(c->err, c->errlen, "model=%s: kinds fp8_tensor and fp8_rowwise only (the block-scaled epilogue "
+                 "is not measured yet), not %s", model, kname);
         return 2;
     }
     if (g->cpu && g->kind != QC_GEMM_FP8_BLOCK && g->kind != QC_GEMM_MXFP4_BF16) {
@@ -464,6 +475,47 @@ static int abi_gemm(qc_op_call *c, const qcheck_backend *b)
     return rc;
 }
 
+/* ---- model sm90-wgmma: the tensor core's own arithmetic, so the check is bit-exact ---- */
+
+static int wgmma_gemm(qc_op_call *c, const gemm_call *g, operand *a, operand *b, qc_gemm_post post)
+{
+    qc_format fa = a->job.policy.elem, fb = b->job.policy.elem;
+    if ((fa != QC_E4M3FN && fa != QC_E5M2) || (fb != QC_E4M3FN && fb != QC_E5M2)) {
+        snprintf(c->err, c->errlen, "model sm90-wgmma: elements %s x %s; wgmma takes e4m3fn and e5m2 only",
+                 qc_format_name(fa), qc_format_name(fb));
+        return 2;
+    }
+    int64_t mn = g->m * g->n, shape[2] = {g->m, g->n};
+    float *y = malloc((size_t)mn * sizeof *y + 8);
+    double *y64 = malloc((size_t)mn * sizeof *y64 + 8);
+    size_t stride = g->kind == QC_GEMM_FP8_ROWWISE; /* one scale per row, or one per tensor */
+    qc_tensor t, tb;
+    int rc = !y || !y64 ||
+             qcref_gemm_sm90(a->qz.q, fa == QC_E5M2, b->qz.q, fb == QC_E5M2, (size_t)g->m, (size_t)g->n, (size_t)g->k,
+                             a->qz.scale_f32, stride, b->qz.scale_f32, stride, g->bias, g->promote, y);
+    if (rc || qc_tensor_alloc(&t, "c", qc_format_storage(g->of), qc_format_name(g->of), 2, shape) ||
+        qc_tensor_alloc(&tb, "c.bound", QC_ST_F64, "f64", 2, shape)) {
+        free(y), free(y64);
+        snprintf(c->err, c->errlen, "out of memory for c [%lld, %lld]", (long long)g->m, (long long)g->n);
+        return 2;
+    }
+    for (int64_t e = 0; e < mn; e++) {
+        y64[e] = y[e];
+        store_code(&t, e, qcref_gemm_round_out(y64[e], g->of));
+        ((double *)tb.data)[e] = 0.0; /* bit-exact */
+    }
+    free(y);
+    if (!qc_set_add(c->out, &t) || !qc_set_add(c->out, &tb)) {
+        free(y64);
+        snprintf(c->err, c->errlen, "too many output tensors");
+        return 2;
+    }
+    if (post)
+        post(y64, mn, g->of, qc_set_find(c->out, "c"));
+    free(y64);
+    return 0;
+}
+
 int qc_gemm_op(qc_op_call *c, qc_gemm_tweak tweak, qc_gemm_post post)
 {
     gemm_call g;
@@ -471,6 +523,18 @@ int qc_gemm_op(qc_op_call *c, qc_gemm_tweak tweak, qc_gemm_post post)
         return 2;
     if (g.kind == QC_GEMM_INT8_ROWWISE)
         return int8_gemm(c, &g);
+    if (g.promote >= 0) {
+        const qc_gemm_kind_info *wk = qcref_gemm_kind(g.kind);
+        operand a = {0}, b = {0};
+        int rc = quantize_operand(c, wk->recipe_a, 'a', g.a, g.m, g.k, &a) ||
+                 quantize_operand(c, (int)wk->recipe_b, 'b', g.b, g.n, g.k, &b);
+        if (!rc && tweak)
+            tweak((qc_gemm_kind)g.kind, &b.job, &b.qz);
+        rc = rc || wgmma_gemm(c, &g, &a, &b, post);
+        operand_free(&a);
+        operand_free(&b);
+        return rc ? 2 : 0;
+    }
     int kind = g.kind, cpu = g.cpu, grouped = g.grouped;
     int64_t m = g.m, n = g.n, k = g.k, has_bias = g.has_bias;
     qc_format of = g.of;

@@ -152,8 +152,16 @@ static const char *declines(const qcheck_gemm_args *a, char *why, size_t n)
                  "(QCHECK_CUBLASLT_GROUPED=1 runs it anyway)");
         return why;
     }
-    if (strcmp(model, "exact") && strcmp(model, "grouped")) {
-        snprintf(why, n, "model %s (cublaslt: exact)", model);
+    int wgmma = !strcmp(model, "sm90-wgmma") || !strcmp(model, "sm90-wgmma-fast");
+#if defined(QC_LT_MODEL)
+    if (wgmma) {
+        snprintf(why, n, "model %s is the tensor core bit for bit; the CPU model of cuBLASLt (lt_model.c) sums in fp32",
+                 model);
+        return why;
+    }
+#endif
+    if (strcmp(model, "exact") && strcmp(model, "grouped") && !wgmma) {
+        snprintf(why, n, "model %s (cublaslt: exact, grouped, sm90-wgmma, sm90-wgmma-fast)", model);
         return why;
     }
     if (a->out != QC_BF16 && a->out != QC_F16 && a->out != QC_F32) {
@@ -251,6 +259,7 @@ static qcheck_status lt_gemm(const qcheck_gemm_args *a, qcheck_ctx *ctx)
                            : QCHECK_OK;
     qc_lt_shape s;
     qc_lt_shape_of(a->kind, a->m, a->n, a->k, &s);
+    s.fast = a->model && !strcmp(a->model, "sm90-wgmma-fast");
     if (bad_sizes(a, &s, why, sizeof why))
         return qcheck_say(ctx, QCHECK_BAD_INPUT, QC_LT_NAME ": %s", why);
     const float *bias = a->bias.data;

@@ -300,10 +300,12 @@ static int plan_make(qc_lt_ctx *c, qc_lt_plan *p, const qc_lt_shape *s, cudaData
 {
     const qc_lt_lib *L = &c->lib;
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    int8_t fast = 0; /* off: docs/spec/formats.md §14 measured fast accumulation beyond the fp32 bound */
+    /* off unless the model is sm90-wgmma-fast: fast accumulation keeps the whole K in the tensor
+     * core (docs/notes/mma_sm90.md), beyond even the fp32 bound of model exact (formats.md §14) */
+    int8_t fast = (int8_t)(s->fast != 0);
     int32_t ma, mb;
     scale_modes(s->kind, &ma, &mb);
-    p->kind = s->kind, p->dtype = dt, p->Mp = s->Mp, p->Np = s->Np, p->Kp = s->Kp;
+    p->kind = s->kind, p->dtype = dt, p->Mp = s->Mp, p->Np = s->Np, p->Kp = s->Kp, p->fast = s->fast;
     cublasStatus_t st = L->MatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F);
     const char *what = "cublasLtMatmulDescCreate";
 #define LT_SET(attr, v)                                                                                        \
@@ -355,7 +357,8 @@ int qc_lt_plan_get(qc_lt_ctx *c, const qc_lt_shape *s, qc_format out, const floa
     cudaDataType_t dt = cuda_type(out);
     for (int i = 0; i < QC_LT_PLANS; i++) {
         qc_lt_plan *p = &c->plans[i];
-        if (p->used && p->kind == s->kind && p->dtype == dt && p->Mp == s->Mp && p->Np == s->Np && p->Kp == s->Kp) {
+        if (p->used && p->kind == s->kind && p->dtype == dt && p->Mp == s->Mp && p->Np == s->Np && p->Kp == s->Kp &&
+            p->fast == s->fast) {
             *plan = p;
             return 0;
         }

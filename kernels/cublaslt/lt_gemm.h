@@ -60,6 +60,7 @@ typedef struct qc_lt_plan {
     qc_gemm_kind kind;
     cudaDataType_t dtype;
     int64_t Mp, Np, Kp;
+    int fast; /* FAST_ACCUM */
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t la, lb, ld;
     cublasLtMatmulAlgo_t algo;

@@ -45,6 +45,7 @@ typedef struct qc_lt_shape {
     int64_t Mp, Np, Kp; /* padded: cuBLASLt's N, M, K */
     int64_t L, L4;      /* fp8_block: K blocks of 128, and their count padded to a multiple of 4 */
     int64_t nsa, nsb;   /* floats in the cuBLASLt A (weights) and B (activations) scale buffers */
+    int fast;           /* CUBLASLT_MATMUL_DESC_FAST_ACCUM: the whole K in the tensor core (model sm90-wgmma-fast) */
 } qc_lt_shape;
 
 /* The kinds handled: fp8_tensor, fp8_rowwise, fp8_block. */

@@ -92,19 +92,21 @@ static inline QC_HD float qcref_mma_step_with(qc_mma_rules r, const uint8_t *a, 
         neg[t] = (int)(cb >> 31), sig[t] = (cb & 0x7FFFFF) | (field ? 0x800000u : 0);
         lsb[t] = (field ? field : 1) - 127 - 23, lead[t] = lsb[t] + 23, ++t;
     }
+    int ma_bits = fa_e5m2 ? 2 : 3, mb_bits = fb_e5m2 ? 2 : 3;
+    uint8_t sa = fa_e5m2 ? 0x7C : 0x7F, sb = fb_e5m2 ? 0x7C : 0x7F; /* exponent bits all ones: NaN or Inf */
     for (int k = 0; k < n; ++k) {
         int na, nb, ma = 0, mb = 0, ea = 0, eb = 0;
         int ka = qc_sm90_fp8_parts(a[k], fa_e5m2, &na, &ma, &ea);
         int kb = qc_sm90_fp8_parts(b[k], fb_e5m2, &nb, &mb, &eb);
-        if (ka == 1 || kb == 1) { nan = 1; continue; }
-        if (ka == 2 || kb == 2) {
-            if ((ka == 2 && kb == 0 && mb == 0) || (kb == 2 && ka == 0 && ma == 0)) nan = 1; /* Inf * 0 */
+        if ((a[k] & sa) == sa || (b[k] & sb) == sb) { /* a NaN or Inf input (the masks are exactly those) */
+            if (ka == 1 || kb == 1) nan = 1;
+            else if ((ka == 2 && kb == 0 && mb == 0) || (kb == 2 && ka == 0 && ma == 0)) nan = 1; /* Inf * 0 */
             else *(na ^ nb ? &ninf : &pinf) = 1;
             continue;
         }
         if (ma == 0 || mb == 0) continue; /* a zero product has no exponent (step 2) */
         neg[t] = na ^ nb, sig[t] = (uint32_t)(ma * mb), lsb[t] = ea + eb;
-        lead[t] = qc_sm90_lead(ma, ea, fa_e5m2 ? 2 : 3, mb, eb, fb_e5m2 ? 2 : 3, r.normalise), ++t;
+        lead[t] = r.normalise ? qc_sm90_lead(ma, ea, ma_bits, mb, eb, mb_bits, 1) : ea + eb + ma_bits + mb_bits, ++t;
     }
     if (nan || (pinf && ninf)) return qc_f32_from_bits(QC_SM90_NAN);
     if (pinf || ninf) return qc_f32_from_bits(ninf ? 0xFF800000u : QC_F32_INF);

@@ -91,6 +91,19 @@ int qcref_gemm_exact_grid(int grid, double s, double y64, qc_format out, int pow
 /* y64 rounded (RNE) to the output format: bf16, f16 (16-bit codes) or f32 bits. */
 uint32_t qcref_gemm_round_out(double y64, qc_format out);
 
+/* ---- model sm90-wgmma: the H200's FP8 tensor core, bit for bit (docs/notes/mma_sm90.md) ----
+ * c[i, j] = out(v (+ fl32 bias[j])), acc = qcref_sm90_mma_dot of the codes (K zero-padded to a
+ * multiple of 32) under the K schedule `promote` (k-steps between fp32 additions; 0: the whole K in
+ * the tensor core), and cuBLASLt's epilogue (formats.md §16): one scale per tensor, v =
+ * fl32(fl32(sa sb) acc); one per row, v = fl32(fl32(acc sb[j]) sa[i]). cuBLASLt's FP8 GEMM is this
+ * with promote 4 (fast accumulation off) or 0 (on), bit for bit on the H200 (golden/tensor-core/).
+ * sa / sb: the scales of the rows of a / b (sa_stride = sb_stride = 0: one per tensor). The
+ * elements are e4m3fn or e5m2 (e5m2 = 1), the inputs wgmma takes; k < 2^31. Writes the fp32
+ * results to y (the caller rounds them to the output format, RNE); -1 when out of memory. */
+int qcref_gemm_sm90(const uint8_t *a, int a_e5m2, const uint8_t *b, int b_e5m2, size_t m, size_t n, size_t k,
+                    const float *sa, size_t sa_stride, const float *sb, size_t sb_stride, const float *bias,
+                    int promote, float *y);
+
 /* ---- int8_rowwise: sgl-kernel CPU W8A8 (sgl-kernel/csrc/cpu/gemm_int8.cpp, vec.h) ----
  * The int32 sum of s8 x s8 products is exact, so the reference is bit-exact: the kernel's own fp32
  * epilogue in its own op order, nothing left to bound. */

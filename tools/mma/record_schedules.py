@@ -9,7 +9,11 @@ Runs, on e4m3fn A [M, K] and B [N, K] with unit scales and fp32 output:
   - two Triton kernels written here: `acc = tl.dot(a, b, acc)` (the accumulator stays in the
     tensor core across K) and `acc += tl.dot(a, b)` (an fp32 add per BLOCK_K, the pattern of
     sglang's w8a8 block kernel), BLOCK_K 128.
-Saves a, b (uint8 codes), and one fp32 [M, N] array per kernel, keyed shape_kernel; plus versions.
+and torch._scaled_mm with scales, for the epilogue: tensorwise (random fp32 scale_a, scale_b; fp32
+and bf16 output) and rowwise (scale_a [M, 1], scale_b [1, N]; bf16 output), fast accumulation off
+and on.
+Saves a, b (uint8 codes), and one [M, N] array per kernel (fp32, or bf16 bits as uint16), keyed
+shape_kernel; the scales; plus versions.
 """
 import sys
 
@@ -66,6 +70,25 @@ def main():
             c = torch.empty(m, n, device=dev, dtype=torch.float32)
             kern[(m // 64, n // 64)](ad, bd, c, m, n, k, BM=64, BN=64, BK=128)
             res[f"{tag}_{name}"] = c.cpu().numpy()
+    for m, n, k in ((64, 64, 1024), (128, 128, 4096)):
+        tag = f"{m}x{n}x{k}"
+        ad = torch.from_numpy(res[tag + "_a"]).view(torch.float8_e4m3fn).to(dev)
+        bd = torch.from_numpy(res[tag + "_b"]).view(torch.float8_e4m3fn).to(dev)
+        sa = (torch.rand((), generator=g) * 3 + 0.01).to(torch.float32)
+        sb = (torch.rand((), generator=g) * 3 + 0.01).to(torch.float32)
+        ra = (torch.rand(m, 1, generator=g) * 3 + 0.01).to(torch.float32)
+        rb = (torch.rand(1, n, generator=g) * 3 + 0.01).to(torch.float32)
+        res[tag + "_tensor_sa"], res[tag + "_tensor_sb"] = sa.numpy(), sb.numpy()
+        res[tag + "_row_sa"], res[tag + "_row_sb"] = ra.numpy(), rb.numpy()
+        for fast in (False, True):
+            for od, name in ((torch.float32, "f32"), (torch.bfloat16, "bf16")):
+                d = torch._scaled_mm(ad, bd.t(), scale_a=sa.to(dev), scale_b=sb.to(dev), out_dtype=od,
+                                     use_fast_accum=fast)
+                res[f"{tag}_tensor_{name}_fast{int(fast)}"] = d.cpu().view(torch.int16 if od == torch.bfloat16
+                                                                              else torch.float32).numpy()
+            d = torch._scaled_mm(ad, bd.t(), scale_a=ra.to(dev), scale_b=rb.to(dev), out_dtype=torch.bfloat16,
+                                 use_fast_accum=fast)
+            res[f"{tag}_row_bf16_fast{int(fast)}"] = d.cpu().view(torch.int16).numpy()
     np.savez_compressed(out, **res)
     print(f"{out}: {sorted(k for k in res if not k.endswith(('_a', '_b')))}")
 
