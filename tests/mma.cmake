@@ -13,7 +13,8 @@ if(HDF5_FOUND)
   endif()
   qc_test(mma_sm90 quick $<TARGET_FILE:test_mma_sm90> ${PROJECT_SOURCE_DIR}/golden/tensor-core/h200-fp8-mma.h5
           ${PROJECT_SOURCE_DIR}/golden/tensor-core/h200-fp8-gemm-schedules.h5
-          ${PROJECT_SOURCE_DIR}/golden/tensor-core/h200-cublaslt-rowwise.h5)
+          ${PROJECT_SOURCE_DIR}/golden/tensor-core/h200-cublaslt-rowwise.h5
+          ${PROJECT_SOURCE_DIR}/golden/tensor-core/h200-cublaslt-block.h5)
 else()
   qc_test(mma_sm90 quick sh -c "echo 'SKIPPED: HDF5 not found (libhdf5-dev)'; exit 77")
 endif()

@@ -2,7 +2,7 @@
  * (golden/tensor-core/h200-fp8-mma.h5, recorded by kernels/cuda/mma_probe.cu; tools/mma/record_h5.py
  * says what each dataset holds).
  *
- *   test_mma_sm90 MMA.h5 SCHEDULES.h5 ROWWISE.h5
+ *   test_mma_sm90 MMA.h5 SCHEDULES.h5 ROWWISE.h5 BLOCK.h5
  *
  * 1. Every recorded wgmma output, bit for bit (the probe specs and the random tiles).
  * 2. The recording separates the model from its neighbours: one bit more or less below the
@@ -17,7 +17,9 @@
  *    qcref_gemm_sm90 (model sm90-wgmma's epilogue) bit for bit, and the other order of the
  *    tensorwise scale products is not.
  * 6. cuBLASLt with per-row scales (golden/tensor-core/h200-cublaslt-rowwise.h5, qcheck's cublaslt
- *    backend on the H200): qcref_gemm_sm90's rowwise epilogue bit for bit, the scalar one not. */
+ *    backend on the H200): qcref_gemm_sm90's rowwise epilogue bit for bit, the scalar one not.
+ * 7. cuBLASLt block-scaled (golden/tensor-core/h200-cublaslt-block.h5): qcref_gemm_sm90_block bit
+ *    for bit, and the same sum with a rounded product instead of the fma not. */
 #include <hdf5.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -308,10 +310,63 @@ static void check_rowwise(const char *path)
     H5Fclose(f);
 }
 
+/* 7: per 128-deep block p, t = fma(p, s, t); the neighbour rounds p s first. */
+static void check_block(const char *path)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CHECK(f >= 0, "%s: cannot open as HDF5", path);
+    if (f < 0) return;
+    size_t separated = 0;
+    static const char *groups[] = {"k384", "k128"};
+    for (size_t r = 0; r < 2; r++) {
+        hid_t g = H5Gopen2(f, groups[r], H5P_DEFAULT);
+        CHECK(g >= 0, "%s: no group %s", path, groups[r]);
+        if (g < 0) continue;
+        hsize_t dims[2] = {0, 0}, sd[2] = {0, 0};
+        hid_t d = H5Dopen2(g, "a", H5P_DEFAULT), sp = d >= 0 ? H5Dget_space(d) : -1;
+        if (sp >= 0) H5Sget_simple_extent_dims(sp, dims, NULL), H5Sclose(sp);
+        if (d >= 0) H5Dclose(d);
+        d = H5Dopen2(g, "sa", H5P_DEFAULT), sp = d >= 0 ? H5Dget_space(d) : -1;
+        if (sp >= 0) H5Sget_simple_extent_dims(sp, sd, NULL), H5Sclose(sp);
+        if (d >= 0) H5Dclose(d);
+        size_t k = (size_t)dims[1], nblk = (size_t)sd[1], m = 0, n = 0, ms = 0, ns = 0, rows = 0;
+        uint8_t *a = k ? read_set(g, "a", H5T_NATIVE_UINT8, 1, k, &m) : NULL;
+        uint8_t *b = a ? read_set(g, "b", H5T_NATIVE_UINT8, 1, k, &n) : NULL;
+        float *sa = b && nblk ? read_set(g, "sa", H5T_NATIVE_FLOAT, 4, nblk, &ms) : NULL;
+        float *sb = sa ? read_set(g, "sb", H5T_NATIVE_FLOAT, 4, nblk, &ns) : NULL;
+        float *want = sb ? read_set(g, "d", H5T_NATIVE_FLOAT, 4, n, &rows) : NULL;
+        float *y = malloc(m * n * sizeof *y + 4);
+        CHECK(want && y && ms == m && ns == (n + 127) / 128 && nblk == (k + 127) / 128, "%s/%s: a, b, sa, sb, d", path,
+              groups[r]);
+        if (want && y && ms == m) {
+            size_t bad = 0, rounded = 0;
+            qcref_gemm_sm90_block(a, 0, b, 0, m, n, k, sa, sb, NULL, y);
+            for (size_t i = 0; i < m; i++)
+                for (size_t j = 0; j < n; j++) {
+                    bad += qc_f32_bits(y[i * n + j]) != qc_f32_bits(want[i * n + j]);
+                    float t = 0.0f;
+                    for (size_t l = 0; l < nblk; l++) {
+                        float p = qcref_sm90_mma_dot(a + i * k + l * 128, 0, b + j * k + l * 128, 0, 128, 0.0f, 0);
+                        t += p * (sa[i * nblk + l] * sb[j / 128 * nblk + l]);
+                    }
+                    rounded += qc_f32_bits(t) != qc_f32_bits(want[i * n + j]);
+                }
+            printf("cublaslt block %s (%zux%zux%zu): %zu of %zu differ; t + fl32(p s): %zu\n", groups[r], m, n, k, bad,
+                   m * n, rounded);
+            CHECK(bad == 0, "%s: fma(p, fl32(sa sb), t) per 128-deep block is cuBLASLt's epilogue", groups[r]);
+            separated += rounded;
+        }
+        free(a), free(b), free(sa), free(sb), free(want), free(y);
+        H5Gclose(g);
+    }
+    CHECK(separated > 0, "%s: the recording does not tell the fma from a rounded product", path);
+    H5Fclose(f);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        printf("usage: test_mma_sm90 MMA.h5 SCHEDULES.h5 ROWWISE.h5\n");
+    if (argc != 5) {
+        printf("usage: test_mma_sm90 MMA.h5 SCHEDULES.h5 ROWWISE.h5 BLOCK.h5\n");
         return 2;
     }
     hand_worked();
@@ -338,6 +393,7 @@ int main(int argc, char **argv)
     free(r.a), free(r.b), free(r.fa), free(r.fb), free(r.c), free(r.d_wgmma), free(r.d_mma_sync);
     check_schedules(argv[2]);
     check_rowwise(argv[3]);
+    check_block(argv[4]);
     printf("%s\n", failures ? "FAILED" : "ok");
     return failures != 0;
 }

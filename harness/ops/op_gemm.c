@@ -6,8 +6,8 @@
  * (fp8_block: power-of-two scales), scale_a / scale_b (fp8_tensor: static scales), model (exact |
  * grouped: the bound of a kernel that scales per K group | sgl-cpu: bf16 activations and
  * bf16-rounded dequantized weights | sm90-wgmma, sm90-wgmma-fast: the H200's FP8 tensor core bit for bit
- * under cuBLASLt's K schedule without / with fast accumulation, fp8_tensor and fp8_rowwise,
- * reference/arith/mma_sm90.h; c.bound is 0), stages (1: also
+ * under cuBLASLt's K schedule without / with fast accumulation, fp8_tensor and fp8_rowwise (and
+ * fp8_block under sm90-wgmma), reference/arith/mma_sm90.h; c.bound is 0), stages (1: also
  * the stage tensors stage.dequant.a / stage.dequant.b, f64 exact operand values, and
  * stage.dequant.alpha, f32 [1]), int8_ties (int8_rowwise: even | away, quantize_row_int8's rounding).
  * The operands are quantized inside the op with the recipe code, so a backend is checked on the
@@ -248,11 +248,14 @@ static int gemm_setup(qc_op_call *c, gemm_call *g)
         snprintf(c->err, c->errlen, "param model=%s (known: exact, grouped, sgl-cpu, sm90-wgmma, sm90-wgmma-fast)", model);
         return 2;
     }
-    /* sm90-wgmma: the tensor core bit for bit (reference/arith/mma_sm90.h); the epilogue is measured
-     * for one scale per tensor or per row (formats.md §16), not yet for 128-blocks along K. */
-    if (g->promote >= 0 && g->kind != QC_GEMM_FP8_TENSOR && g->kind != QC_GEMM_FP8_ROWWISE) {
-        snprintf(c->err, c->errlen, "model=%s: kinds fp8_tensor and fp8_rowwise only (the block-scaled epilogue "
-                 "is not measured yet), not %s", model, kname);
+    /* sm90-wgmma: the tensor core bit for bit (reference/arith/mma_sm90.h) with cuBLASLt's measured
+     * epilogues (formats.md §16): per tensor, per row, and per 128-deep block (promoted every block:
+     * there is no fast-accumulation form of it) */
+    int wgmma_kind = g->kind == QC_GEMM_FP8_TENSOR || g->kind == QC_GEMM_FP8_ROWWISE ||
+                     (g->kind == QC_GEMM_FP8_BLOCK && g->promote == 4);
+    if (g->promote >= 0 && !wgmma_kind) {
+        snprintf(c->err, c->errlen, "model=%s: kinds fp8_tensor, fp8_rowwise%s, not %s", model,
+                 g->promote == 4 ? ", fp8_block" : " (fp8_block: model sm90-wgmma)", kname);
         return 2;
     }
     if (g->cpu && g->kind != QC_GEMM_FP8_BLOCK && g->kind != QC_GEMM_MXFP4_BF16) {
@@ -490,8 +493,12 @@ static int wgmma_gemm(qc_op_call *c, const gemm_call *g, operand *a, operand *b,
     double *y64 = malloc((size_t)mn * sizeof *y64 + 8);
     size_t stride = g->kind == QC_GEMM_FP8_ROWWISE; /* one scale per row, or one per tensor */
     qc_tensor t, tb;
-    int rc = !y || !y64 ||
-             qcref_gemm_sm90(a->qz.q, fa == QC_E5M2, b->qz.q, fb == QC_E5M2, (size_t)g->m, (size_t)g->n, (size_t)g->k,
+    int rc = !y || !y64;
+    if (!rc && g->kind == QC_GEMM_FP8_BLOCK)
+        rc = qcref_gemm_sm90_block(a->qz.q, fa == QC_E5M2, b->qz.q, fb == QC_E5M2, (size_t)g->m, (size_t)g->n,
+                                   (size_t)g->k, a->qz.scale_f32, b->qz.scale_f32, g->bias, y);
+    else if (!rc)
+        rc = qcref_gemm_sm90(a->qz.q, fa == QC_E5M2, b->qz.q, fb == QC_E5M2, (size_t)g->m, (size_t)g->n, (size_t)g->k,
                              a->qz.scale_f32, stride, b->qz.scale_f32, stride, g->bias, g->promote, y);
     if (rc || qc_tensor_alloc(&t, "c", qc_format_storage(g->of), qc_format_name(g->of), 2, shape) ||
         qc_tensor_alloc(&tb, "c.bound", QC_ST_F64, "f64", 2, shape)) {

@@ -218,3 +218,23 @@ int qcref_gemm_sm90(const uint8_t *a, int a_e5m2, const uint8_t *b, int b_e5m2, 
     free(pa), free(pb);
     return rc;
 }
+
+int qcref_gemm_sm90_block(const uint8_t *a, int a_e5m2, const uint8_t *b, int b_e5m2, size_t m, size_t n, size_t k,
+                          const float *sa, const float *sb, const float *bias, float *y)
+{
+    enum { BK = 128 };
+    size_t nblk = (k + BK - 1) / BK, kp = nblk * BK;
+    uint8_t *pa = padded(a, m, k, kp), *pb = padded(b, n, k, kp);
+    for (size_t i = 0; pa && pb && i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            float t = 0.0f;
+            for (size_t l = 0; l < nblk; l++) {
+                float p = qcref_sm90_mma_dot(pa + i * kp + l * BK, a_e5m2, pb + j * kp + l * BK, b_e5m2, BK, 0.0f, 0);
+                t = fmaf(p, qcref_fl32_mul(sa[i * nblk + l], sb[j / BK * nblk + l]), t);
+            }
+            y[i * n + j] = bias ? t + bias[j] : t;
+        }
+    int rc = pa && pb ? 0 : -1;
+    free(pa), free(pb);
+    return rc;
+}

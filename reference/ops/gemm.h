@@ -104,6 +104,14 @@ int qcref_gemm_sm90(const uint8_t *a, int a_e5m2, const uint8_t *b, int b_e5m2, 
                     const float *sa, size_t sa_stride, const float *sb, size_t sb_stride, const float *bias,
                     int promote, float *y);
 
+/* The block-scaled form (kind fp8_block: a's scales [m, L] per 1x128 group, b's [ceil(n/128), L]
+ * per 128x128 block, L = ceil(k/128), both row-major): for each 128-deep K block the tensor core's
+ * sum p of its 4 k-steps from zero, then t = fma(p, fl32(sa[i, l] sb[j/128, l]), t) from t = 0 in
+ * K order, then the fp32 bias; cuBLASLt's BLK128x128 x VEC128 matmul bit for bit on the H200
+ * (formats.md §16) and DeepGEMM's promotion, with the fma its `+=` compiles to. -1 when out of memory. */
+int qcref_gemm_sm90_block(const uint8_t *a, int a_e5m2, const uint8_t *b, int b_e5m2, size_t m, size_t n, size_t k,
+                          const float *sa, const float *sb, const float *bias, float *y);
+
 /* ---- int8_rowwise: sgl-kernel CPU W8A8 (sgl-kernel/csrc/cpu/gemm_int8.cpp, vec.h) ----
  * The int32 sum of s8 x s8 products is exact, so the reference is bit-exact: the kernel's own fp32
  * epilogue in its own op order, nothing left to bound. */
