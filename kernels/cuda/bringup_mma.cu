@@ -24,10 +24,14 @@
 
 #include "arith/mma_sm90.h"
 #include "qcheck/qcheck.h"
+#include "wgmma.cuh"
 
 namespace {
 
-constexpr int TM = 64, TN = 8, TK = 32, GROUP = 4;
+using qck_wgmma::TK;
+using qck_wgmma::TM;
+using qck_wgmma::TN;
+constexpr int GROUP = 4;
 
 struct Tally {
     unsigned long long mismatches;
@@ -74,28 +78,6 @@ __device__ float gen_c(uint32_t h, uint32_t h2, int cm)
     return __uint_as_float(bits);
 }
 
-__device__ __forceinline__ uint32_t lds4(const uint8_t *p) { return *reinterpret_cast<const uint32_t *>(p); }
-
-__device__ uint64_t smem_desc(const void *p)
-{
-    uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(p));
-    return uint64_t((addr >> 4) & 0x3FFF) | uint64_t(128 >> 4) << 16 | uint64_t(256 >> 4) << 32;
-}
-
-template <int FA, int FB> __device__ __forceinline__ void wgmma(float (&r)[4], const uint32_t (&a)[4], uint64_t desc)
-{
-#define QC_WGMMA(TA, TB)                                                                                             \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                                          \
-                 "wgmma.mma_async.sync.aligned.m64n8k32.f32." TA "." TB " {%0,%1,%2,%3}, {%4,%5,%6,%7}, %8, p, 1, 1;\n}" \
-                 : "+f"(r[0]), "+f"(r[1]), "+f"(r[2]), "+f"(r[3])                                                    \
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc))
-    if (FA == 0 && FB == 0) QC_WGMMA("e4m3", "e4m3");
-    else if (FA == 0) QC_WGMMA("e4m3", "e5m2");
-    else if (FB == 0) QC_WGMMA("e5m2", "e4m3");
-    else QC_WGMMA("e5m2", "e5m2");
-#undef QC_WGMMA
-}
-
 /* steps k-steps per tile, issued in groups of NST (1, 2 or 4) between waits. */
 template <int FA, int FB, int NST>
 __global__ void __launch_bounds__(128) proof_kernel(qc_mma_rules rules, uint64_t seed, int groups, uint32_t ntiles,
@@ -126,20 +108,14 @@ __global__ void __launch_bounds__(128) proof_kernel(qc_mma_rules rules, uint64_t
                 uint8_t c = gen_code(mix(gk ^ (0x100000ull + (uint64_t)i)), FB, mode);
                 bs[st][n][k] = c, bcore[st][k / 16][n][k % 16] = c;
             }
-            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            qck_wgmma::proxy_fence();
             __syncthreads();
             uint32_t a[NST][4];
-            for (int st = 0; st < NST; st++) {
-                a[st][0] = lds4(&as[st][warp * 16 + g][4 * q]);
-                a[st][1] = lds4(&as[st][warp * 16 + g + 8][4 * q]);
-                a[st][2] = lds4(&as[st][warp * 16 + g][16 + 4 * q]);
-                a[st][3] = lds4(&as[st][warp * 16 + g + 8][16 + 4 * q]);
-            }
-            asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+            for (int st = 0; st < NST; st++) qck_wgmma::load_a(as[st], warp, lane, a[st]);
+            qck_wgmma::fence();
 #pragma unroll
-            for (int st = 0; st < NST; st++) wgmma<FA, FB>(hw, a[st], smem_desc(&bcore[st][0][0][0]));
-            asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-            asm volatile("wgmma.wait_group.sync.aligned 0;" : "+f"(hw[0]), "+f"(hw[1]), "+f"(hw[2]), "+f"(hw[3])::"memory");
+            for (int st = 0; st < NST; st++) qck_wgmma::mma<FA, FB>(hw, a[st], qck_wgmma::b_desc(bcore[st]));
+            qck_wgmma::commit_wait(hw); /* all NST back to back, one wait: the accumulator never leaves the registers */
             for (int st = 0; st < NST; st++)
                 for (int i = 0; i < 4; i++)
                     model[i] = qcref_mma_step_with(rules, &as[st][row[i]][0], FA, &bs[st][col[i]][0], FB, TK, model[i]);

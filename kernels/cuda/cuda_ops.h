@@ -24,6 +24,8 @@ qcheck_status qck_fnuz_normalize(const qcheck_fnuz_normalize_args *a, qcheck_ctx
 qcheck_status qc_cuda_bringup(qcheck_bringup_args *a, qcheck_ctx *ctx);
 /* bringup_mma.cu (sm_90a only): wgmma's FP8 dot products against reference/arith/mma_sm90.h. */
 qcheck_status qc_cuda_bringup_mma(qcheck_bringup_args *a, qcheck_ctx *ctx, int sms);
+/* gemm_wgmma.cu (sm_90a only): fp8_tensor / fp8_rowwise / fp8_block on wgmma, models sm90-wgmma[-fast]. */
+qcheck_status qc_cuda_gemm(const qcheck_gemm_args *a, qcheck_ctx *ctx);
 
 #ifdef __cplusplus
 }
