@@ -28,7 +28,7 @@ def run(qcheck, args, cases=None, env_extra=None):
     if cases:
         env["QCHECK_CASES"] = cases
     env.update(env_extra or {})
-    p = subprocess.run([qcheck] + args, capture_output=True, text=True, env=env, timeout=600)
+    p = subprocess.run([qcheck] + args, capture_output=True, text=True, env=env, timeout=1200)  # the mutants' quick tier takes ~10 min under ASan on 2 cores
     return p.returncode, p.stdout, p.stderr
 
 
