@@ -253,6 +253,11 @@ static int gemm_setup(qc_op_call *c, gemm_call *g)
      * there is no fast-accumulation form of it) */
     int wgmma_kind = g->kind == QC_GEMM_FP8_TENSOR || g->kind == QC_GEMM_FP8_ROWWISE ||
                      (g->kind == QC_GEMM_FP8_BLOCK && g->promote == 4);
+    if (g->promote >= 0 && strcmp(qc_param_or(c->params, "stages", "0"), "0")) {
+        snprintf(c->err, c->errlen, "model=%s: stages (the fp64 dequantized operands) belong to the bound models",
+                 model);
+        return 2;
+    }
     if (g->promote >= 0 && !wgmma_kind) {
         snprintf(c->err, c->errlen, "model=%s: kinds fp8_tensor, fp8_rowwise%s, not %s", model,
                  g->promote == 4 ? ", fp8_block" : " (fp8_block: model sm90-wgmma)", kname);
