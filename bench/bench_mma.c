@@ -1,6 +1,8 @@
-/* bench_mma: the speed of the tensor-core model (reference/arith/mma_sm90.h) on the CPU, against
- * the fp64 GEMM path (OpenBLAS cblas_dgemm on the decoded values, one thread) in the same run.
- * Figures, not a test; issue 21 asks >= 100 M multiply-adds per second per core.
+/* bench_mma: the speed of the tensor-core model on the CPU: its own k-step per output
+ * (reference/arith/mma_sm90.h qcref_sm90_mma_dot) and the GEMM path of model sm90-wgmma
+ * (reference/ops/gemm_sm90.c qcref_gemm_sm90, rows taken apart once), against the fp64 GEMM path
+ * (OpenBLAS cblas_dgemm on the decoded values, one thread) in the same run. Figures, not a test;
+ * issue 21 asks >= 100 M multiply-adds per second per core.
  *
  *   bench_mma [M N K [PROMOTE]]        defaults 128 128 4096 4 (cuBLASLt's schedule)
  *
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 
 #include "arith/mma_sm90.h"
+#include "ops/gemm.h"
 #include "bench_clock.h"
 #ifdef QC_BENCH_CBLAS
 #include <cblas.h>
@@ -52,9 +55,21 @@ int main(int argc, char **argv)
         double t = bench_cpu_s() - t0;
         best_model = t < best_model ? t : best_model;
     }
-    for (long i = 0; i < m * n; i++) check += d[i];
-    printf("bench_mma %ldx%ldx%ld e4m3, promote %d (checksum %.6g)\n", m, n, k, promote, check);
-    printf("  tensor-core model (qcref_sm90_mma_dot), 1 thread: %8.1f M multiply-adds/s\n", macs / best_model / 1e6);
+    float *g = malloc(sizeof(float) * (size_t)(m * n)), one = 1.0f;
+    double best_gemm = 1e30;
+    for (int rep = 0; g && rep < 3; rep++) {
+        double t0 = bench_cpu_s();
+        if (qcref_gemm_sm90(a, 0, b, 0, (size_t)m, (size_t)n, (size_t)k, &one, 0, &one, 0, NULL, promote, g)) return 1;
+        double t = bench_cpu_s() - t0;
+        best_gemm = t < best_gemm ? t : best_gemm;
+    }
+    long same = 0;
+    for (long i = 0; g && i < m * n; i++) check += d[i], same += qc_f32_bits(d[i]) == qc_f32_bits(g[i]);
+    printf("bench_mma %ldx%ldx%ld e4m3, promote %d (checksum %.6g; the two model paths agree on %ld of %ld)\n", m, n,
+           k, promote, check, same, m * n);
+    printf("  model's own k-step (qcref_sm90_mma_dot), 1 thread:  %8.1f M multiply-adds/s\n", macs / best_model / 1e6);
+    printf("  model sm90-wgmma's GEMM (qcref_gemm_sm90), 1 thread: %8.1f M multiply-adds/s\n", macs / best_gemm / 1e6);
+    free(g);
 #ifdef QC_BENCH_CBLAS
     openblas_set_num_threads(1);
     for (int rep = 0; rep < 3; rep++) {
@@ -64,8 +79,8 @@ int main(int argc, char **argv)
         double t = bench_cpu_s() - t0;
         best_blas = t < best_blas ? t : best_blas;
     }
-    printf("  OpenBLAS cblas_dgemm (fp64), 1 thread:             %8.1f M multiply-adds/s\n", macs / best_blas / 1e6);
-    printf("  model / fp64 path: %.3f\n", best_blas / best_model);
+    printf("  OpenBLAS cblas_dgemm (fp64), 1 thread:                %8.1f M multiply-adds/s\n", macs / best_blas / 1e6);
+    printf("  GEMM path / fp64 path: %.3f; GEMM path / own k-step: %.2f\n", best_blas / best_gemm, best_model / best_gemm);
 #else
     printf("  OpenBLAS: not found at configure time (libopenblas-dev); no fp64 figure\n");
 #endif

@@ -19,8 +19,13 @@
  * 6. cuBLASLt with per-row scales (golden/tensor-core/h200-cublaslt-rowwise.h5, qcheck's cublaslt
  *    backend on the H200): qcref_gemm_sm90's rowwise epilogue bit for bit, the scalar one not.
  * 7. cuBLASLt block-scaled (golden/tensor-core/h200-cublaslt-block.h5): qcref_gemm_sm90_block bit
- *    for bit, and the same sum with a rounded product instead of the fma not. */
+ *    for bit, and the same sum with a rounded product instead of the fma not.
+ * 8. The GEMMs' own k-step (reference/ops/gemm_sm90.c, rows taken apart once) against the model's
+ *    step on random codes of every kind: zeros of both signs, subnormals, wide exponent spreads,
+ *    cancellation, NaN and Inf in some rows, both formats, ragged K, every schedule. */
 #include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,6 +368,71 @@ static void check_block(const char *path)
     H5Fclose(f);
 }
 
+/* 8: a code of format e5m2 (else e4m3fn): a zero, a subnormal or a normal whose exponent field
+ * lies in a window of `spread` fields (1: all equal, cancellation likely; 31: everything). */
+static uint32_t rng_state = 12345;
+static uint32_t rnd(void) { return rng_state = rng_state * 1664525u + 1013904223u, rng_state >> 8; }
+
+static uint8_t random_code(int e5m2, int spread, int base)
+{
+    int mbits = e5m2 ? 2 : 3, fields = e5m2 ? 31 : 16, kind = (int)(rnd() % 100);
+    uint8_t sign = (uint8_t)(rnd() & 1) << 7, man = (uint8_t)(rnd() & ((1u << mbits) - 1));
+    if (kind < 8) return sign;                                        /* +-0 */
+    if (kind < 14) return sign | (uint8_t)(man ? man : 1);            /* subnormal */
+    int field = 1 + (base + (int)(rnd() % (unsigned)spread)) % (fields - 1);
+    uint8_t code = sign | (uint8_t)(field << mbits) | man;
+    return !e5m2 && (code & 0x7F) == 0x7F ? code - 1 : code;          /* 0x7F is NaN: not here */
+}
+
+static size_t fast_differ(int fa, int fb, size_t m, size_t n, size_t k, int spread, int promote, int block)
+{
+    size_t kp = (k + 127) / 128 * 128, bad = 0;
+    uint8_t *a = calloc(m * kp, 1), *b = calloc(n * kp, 1), *pa = calloc(m * kp, 1), *pb = calloc(n * kp, 1);
+    float *sa = malloc(sizeof(float) * m * (kp / 128)), *sb = malloc(sizeof(float) * ((n + 127) / 128) * (kp / 128));
+    float *y = malloc(sizeof(float) * m * n), one1 = 1.0f;
+    int base = (int)(rnd() % 31);
+    for (size_t i = 0; i < m * k; i++) a[i] = random_code(fa, spread, base);
+    for (size_t i = 0; i < n * k; i++) b[i] = random_code(fb, spread, base);
+    if (rnd() % 4 == 0) a[rnd() % (m * k)] = fa ? (rnd() & 1 ? 0x7C : 0xFE) : 0x7F; /* Inf or NaN in one row */
+    if (rnd() % 4 == 0) b[rnd() % (n * k)] = fb ? 0xFC : 0xFF;
+    for (size_t i = 0; i < m * (kp / 128); i++) sa[i] = (float)(1 + rnd() % 1000) * 0x1p-9f;
+    for (size_t i = 0; i < ((n + 127) / 128) * (kp / 128); i++) sb[i] = (float)(1 + rnd() % 1000) * 0x1p-7f;
+    for (size_t i = 0; i < m; i++) memcpy(pa + i * kp, a + i * k, k);
+    for (size_t j = 0; j < n; j++) memcpy(pb + j * kp, b + j * k, k);
+    int rc = block ? qcref_gemm_sm90_block(a, fa, b, fb, m, n, k, sa, sb, NULL, y)
+                   : qcref_gemm_sm90(a, fa, b, fb, m, n, k, &one1, 0, &one1, 0, NULL, promote, y);
+    CHECK(rc == 0, "qcref_gemm_sm90%s failed", block ? "_block" : "");
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            float want = 0.0f;
+            if (!block)
+                want = qcref_sm90_mma_dot(pa + i * kp, fa, pb + j * kp, fb, (int)kp, 0.0f, promote);
+            for (size_t l = 0; block && l < kp / 128; l++)
+                want = fmaf(qcref_sm90_mma_dot(pa + i * kp + l * 128, fa, pb + j * kp + l * 128, fb, 128, 0.0f, 0),
+                            sa[i * (kp / 128) + l] * sb[j / 128 * (kp / 128) + l], want);
+            int same = qc_f32_bits(want) == qc_f32_bits(y[i * n + j]);
+            if (!same && bad++ < 4)
+                printf("  fast path: fa %d fb %d k %zu promote %d block %d [%zu,%zu]: %a, the model %a\n", fa, fb, k,
+                       promote, block, i, j, y[i * n + j], want);
+        }
+    free(a), free(b), free(pa), free(pb), free(sa), free(sb), free(y);
+    return bad;
+}
+
+static void check_fast_path(void)
+{
+    static const int spreads[] = {1, 3, 8, 31}, promotes[] = {0, 1, 2, 4};
+    size_t bad = 0, dots = 0;
+    for (int it = 0; it < 4000; it++) {
+        int fa = (int)(rnd() & 1), fb = (int)(rnd() & 1), block = it % 5 == 0;
+        size_t m = 1 + rnd() % 6, n = 1 + rnd() % (block ? 140 : 6), k = 1 + rnd() % 300;
+        bad += fast_differ(fa, fb, m, n, k, spreads[rnd() % 4], promotes[rnd() % 4], block);
+        dots += m * n;
+    }
+    printf("fast path: %zu random GEMM outputs, %zu differ from the model's step\n", dots, bad);
+    CHECK(bad == 0, "the GEMMs' k-step differs from qcref_sm90_mma_step on %zu of %zu outputs", bad, dots);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 5) {
@@ -370,6 +440,7 @@ int main(int argc, char **argv)
         return 2;
     }
     hand_worked();
+    check_fast_path();
     recording r;
     if (load(argv[1], &r)) return 1;
     size_t bad = count_differ(&r, qc_sm90_rules(), r.d_wgmma, 8);

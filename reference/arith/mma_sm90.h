@@ -59,6 +59,15 @@ static inline QC_HD int qc_sm90_fp8_parts(uint8_t code, int e5m2, int *neg, int 
     return 0;
 }
 
+/* A finite nonzero fp32 accumulator (bits cb) as sign, 24-bit significand and the exponent of its
+ * last bit (subnormal: the exponent of the smallest normal, step 1). */
+static inline QC_HD void qc_sm90_f32_parts(uint32_t cb, int *neg, uint32_t *sig, int *lsb_exp)
+{
+    int field = (int)(cb >> 23 & 0xFF);
+    *neg = (int)(cb >> 31), *sig = (cb & 0x7FFFFF) | (field ? 0x800000u : 0);
+    *lsb_exp = (field ? field : 1) - 127 - 23;
+}
+
 /* |m| * 2^lsb cut toward zero to a multiple of 2^cut, in units of 2^cut (lsb - cut <= 13 + 6
  * here, so the shift left is small; a term far below the cut contributes nothing). */
 static inline QC_HD int32_t qc_sm90_cut(uint32_t m, int lsb, int cut)
@@ -76,6 +85,30 @@ static inline QC_HD int qc_sm90_lead(int ma, int ea, int mbits_a, int mb, int eb
     return ea + (31 - __builtin_clz((unsigned)ma)) + eb + (31 - __builtin_clz((unsigned)mb));
 }
 
+/* Step 5: the exact sum of the cut terms, in units of 2^cut, cut toward zero to sum_bits
+ * significant bits and written as fp32 (+0 for a zero sum). */
+static inline QC_HD float qc_sm90_finish(int32_t sum, int cut, int sum_bits)
+{
+    if (!sum) return 0.0f;
+    uint32_t mag = (uint32_t)(sum < 0 ? -sum : sum);
+    int width = 32 - __builtin_clz(mag);
+    if (width > sum_bits) { /* step 5: sum_bits significant bits, cut toward zero */
+        int drop = width - sum_bits;
+        mag = mag >> drop << drop;
+    }
+    /* mag * 2^cut is exact in fp32 for sum_bits <= 24 and cut >= -149 (frac <= 23: c's exponent
+     * is at least -126); no rule here rounds up, so nothing overflows. */
+    int exp = cut + width - 1; /* exponent of the leading bit */
+    uint32_t bits;
+    if (exp >= -126) {
+        uint32_t frac = width > 24 ? mag >> (width - 24) : mag << (24 - width);
+        bits = (uint32_t)(exp + 127) << 23 | (frac & 0x7FFFFF);
+    } else {
+        bits = mag << (cut + 149); /* subnormal: units of 2^-149 */
+    }
+    return qc_f32_from_bits(bits | (sum < 0 ? QC_F32_SIGN : 0));
+}
+
 /* d = c + sum_{k<n} a[k] b[k] as one k-step under rules r (n <= 32; the hardware's step is 32,
  * fewer means zeros in the rest). fa_e5m2 / fb_e5m2 pick each operand's format. */
 static inline QC_HD float qcref_mma_step_with(qc_mma_rules r, const uint8_t *a, int fa_e5m2, const uint8_t *b,
@@ -88,9 +121,8 @@ static inline QC_HD float qcref_mma_step_with(qc_mma_rules r, const uint8_t *a, 
     if (qc_bits_is_nan(cb)) nan = 1;
     else if (qc_bits_is_inf(cb)) *(cb >> 31 ? &ninf : &pinf) = 1;
     else if (cb & QC_F32_ABS) {
-        int field = (int)(cb >> 23 & 0xFF);
-        neg[t] = (int)(cb >> 31), sig[t] = (cb & 0x7FFFFF) | (field ? 0x800000u : 0);
-        lsb[t] = (field ? field : 1) - 127 - 23, lead[t] = lsb[t] + 23, ++t;
+        qc_sm90_f32_parts(cb, &neg[t], &sig[t], &lsb[t]);
+        lead[t] = lsb[t] + 23, ++t;
     }
     int ma_bits = fa_e5m2 ? 2 : 3, mb_bits = fb_e5m2 ? 2 : 3;
     uint8_t sa = fa_e5m2 ? 0x7C : 0x7F, sb = fb_e5m2 ? 0x7C : 0x7F; /* exponent bits all ones: NaN or Inf */
@@ -119,24 +151,7 @@ static inline QC_HD float qcref_mma_step_with(qc_mma_rules r, const uint8_t *a, 
         int32_t v = qc_sm90_cut(sig[i], lsb[i], cut);
         sum += neg[i] ? -v : v;
     }
-    if (!sum) return 0.0f;
-    uint32_t mag = (uint32_t)(sum < 0 ? -sum : sum);
-    int width = 32 - __builtin_clz(mag);
-    if (width > r.sum_bits) { /* step 5: sum_bits significant bits, cut toward zero */
-        int drop = width - r.sum_bits;
-        mag = mag >> drop << drop;
-    }
-    /* mag * 2^cut is exact in fp32 for sum_bits <= 24 and cut >= -149 (frac <= 23: c's exponent
-     * is at least -126); no rule here rounds up, so nothing overflows. */
-    int exp = cut + width - 1; /* exponent of the leading bit */
-    uint32_t bits;
-    if (exp >= -126) {
-        uint32_t frac = width > 24 ? mag >> (width - 24) : mag << (24 - width);
-        bits = (uint32_t)(exp + 127) << 23 | (frac & 0x7FFFFF);
-    } else {
-        bits = mag << (cut + 149); /* subnormal: units of 2^-149 */
-    }
-    return qc_f32_from_bits(bits | (sum < 0 ? QC_F32_SIGN : 0));
+    return qc_sm90_finish(sum, cut, r.sum_bits);
 }
 
 /* One k-step as the H200 does it. */

@@ -2,7 +2,6 @@
  * operand values, the fp32-accumulation error bound and its exactness proof (gemm.h). */
 #include "gemm.h"
 #include "../arith/arith.h"
-#include "../arith/mma_sm90.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -187,54 +186,4 @@ float qcref_int8_epilogue(int32_t dot, float as, float bs, const float *bias)
 {
     float v = (float)dot * as; /* int32 -> fp32 rounds to nearest even (the default mode) */
     return bias ? fmaf(v, bs, *bias) : v * bs;
-}
-
-/* Rows of codes zero-padded to kp (a multiple of 32): the tensor core sees whole k-steps, and a
- * zero product adds nothing and has no exponent (mma_sm90.h step 2). */
-static uint8_t *padded(const uint8_t *src, size_t rows, size_t k, size_t kp)
-{
-    uint8_t *p = calloc(rows * kp + 1, 1);
-    for (size_t r = 0; p && r < rows; r++)
-        memcpy(p + r * kp, src + r * k, k);
-    return p;
-}
-
-int qcref_gemm_sm90(const uint8_t *a, int a_e5m2, const uint8_t *b, int b_e5m2, size_t m, size_t n, size_t k,
-                    const float *sa, size_t sa_stride, const float *sb, size_t sb_stride, const float *bias,
-                    int promote, float *y)
-{
-    size_t kp = (k + QC_SM90_MMA_K - 1) / QC_SM90_MMA_K * QC_SM90_MMA_K;
-    uint8_t *pa = padded(a, m, k, kp), *pb = padded(b, n, k, kp);
-    for (size_t i = 0; pa && pb && i < m; i++)
-        for (size_t j = 0; j < n; j++) {
-            float acc = qcref_sm90_mma_dot(pa + i * kp, a_e5m2, pb + j * kp, b_e5m2, (int)kp, 0.0f, promote);
-            /* cuBLASLt: a scalar alpha = sa sb first (SCALAR_32F), per-row scales one after the
-             * other, the weights' first (OUTER_VEC_32F; formats.md §16) */
-            float v = sa_stride || sb_stride ? qcref_fl32_mul(qcref_fl32_mul(acc, sb[j * sb_stride]), sa[i * sa_stride])
-                                             : qcref_fl32_mul(qcref_fl32_mul(sa[0], sb[0]), acc);
-            y[i * n + j] = bias ? v + bias[j] : v;
-        }
-    int rc = pa && pb ? 0 : -1;
-    free(pa), free(pb);
-    return rc;
-}
-
-int qcref_gemm_sm90_block(const uint8_t *a, int a_e5m2, const uint8_t *b, int b_e5m2, size_t m, size_t n, size_t k,
-                          const float *sa, const float *sb, const float *bias, float *y)
-{
-    enum { BK = 128 };
-    size_t nblk = (k + BK - 1) / BK, kp = nblk * BK;
-    uint8_t *pa = padded(a, m, k, kp), *pb = padded(b, n, k, kp);
-    for (size_t i = 0; pa && pb && i < m; i++)
-        for (size_t j = 0; j < n; j++) {
-            float t = 0.0f;
-            for (size_t l = 0; l < nblk; l++) {
-                float p = qcref_sm90_mma_dot(pa + i * kp + l * BK, a_e5m2, pb + j * kp + l * BK, b_e5m2, BK, 0.0f, 0);
-                t = fmaf(p, qcref_fl32_mul(sa[i * nblk + l], sb[j / BK * nblk + l]), t);
-            }
-            y[i * n + j] = bias ? t + bias[j] : t;
-        }
-    int rc = pa && pb ? 0 : -1;
-    free(pa), free(pb);
-    return rc;
 }
