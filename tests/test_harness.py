@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Harness self-tests: sweep expansion, determinism across --jobs, shards, isolation of crashing
-and hanging backends, validation errors naming file/key/value, and the mutant gate (every
-mutant must FAIL somewhere). Expected counts are worked out by hand from the case files
+and hanging backends, validation errors naming file/key/value (--part runner), and the mutant
+gate (--part mutants: every mutant must FAIL somewhere). Expected counts are worked out by hand from the case files
 written here, never taken from qcheck's own output.
 
-usage: test_harness.py --qcheck PATH --cases DIR
+usage: test_harness.py --qcheck PATH --cases DIR --part runner|mutants
 """
 import argparse
 import json
@@ -267,6 +267,9 @@ def test_mutants(qcheck, cases):
     check(rc == 0 and f"mutants: all {len(names)} caught" in out,
           f"a health check of the gate exits 0 when every mutant is caught (exit {rc})")
     check(sorted(caught) == sorted(names) and not missed, f"every mutant FAILs and is named (missed: {missed})")
+
+
+def test_mutant_escapes_and_declines(qcheck, cases):
     # bf16 truncation cannot show in an fp8 cast: the mutant escapes there, and the run says so
     rc, out, _ = run(qcheck, ["run", "--backend", "mutant:bf16-truncates", "--case", "cast_fp8", "--quiet"], cases)
     check(rc == 1 and "mutants: 1 of 1 escaped the gate: mutant:bf16-truncates" in out,
@@ -372,7 +375,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--qcheck", required=True)
     ap.add_argument("--cases", required=True)
+    ap.add_argument("--part", choices=("runner", "mutants"), required=True,
+                    help="runner: everything but the mutant gate; mutants: the gate over the quick tier "
+                         "(two CTests, harness_cli and mutant_gate, so that they run side by side)")
     a = ap.parse_args()
+    if a.part == "mutants":
+        test_mutants(a.qcheck, a.cases)
+        print(f"{len(FAILS)} mutant gate checks failed" if FAILS else "all mutant gate checks passed")
+        return 1 if FAILS else 0
     test_sweep(a.qcheck)
     test_instance_ids(a.qcheck, a.cases)
     test_determinism_and_shards(a.qcheck, a.cases)
@@ -381,7 +391,7 @@ def main():
     test_report_merge(a.qcheck, a.cases)
     test_isolation(a.qcheck, a.cases)
     test_validation(a.qcheck)
-    test_mutants(a.qcheck, a.cases)
+    test_mutant_escapes_and_declines(a.qcheck, a.cases)
     test_goldens(a.qcheck, a.cases)
     print(f"{len(FAILS)} harness checks failed" if FAILS else "all harness checks passed")
     return 1 if FAILS else 0
