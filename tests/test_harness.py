@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Harness self-tests: sweep expansion, determinism across --jobs, shards, isolation of crashing
 and hanging backends, validation errors naming file/key/value (--part runner), and the mutant
-gate (--part mutants: every mutant must FAIL somewhere). Expected counts are worked out by hand from the case files
-written here, never taken from qcheck's own output.
+gate (--part mutants: every mutant must FAIL somewhere). Expected counts are worked out by hand
+from the case files written here, never taken from qcheck's own output.
 
 usage: test_harness.py --qcheck PATH --cases DIR --part runner|mutants
 """
@@ -28,7 +28,7 @@ def run(qcheck, args, cases=None, env_extra=None):
     if cases:
         env["QCHECK_CASES"] = cases
     env.update(env_extra or {})
-    p = subprocess.run([qcheck] + args, capture_output=True, text=True, env=env, timeout=1200)  # the mutants' quick tier takes ~10 min under ASan on 2 cores
+    p = subprocess.run([qcheck] + args, capture_output=True, text=True, env=env, timeout=1200)  # generous: harness_cli runs 3-6 min under ASan on 2 cores
     return p.returncode, p.stdout, p.stderr
 
 
