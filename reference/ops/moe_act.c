@@ -1,7 +1,9 @@
-/* moe_act.c: MoE activations and the W13 half orders (docs/spec/layouts.md §9.3, §6.1), fp32. */
+/* moe_act.c: MoE activations and the W13 half orders (docs/spec/layouts.md §9.3, §6.1), fp32; exp
+ * correctly rounded (arith/exp_cr.h), erff and tanhf libm's. */
 #include <math.h>
 #include <string.h>
 
+#include "arith/exp_cr.h"
 #include "moe.h"
 
 static const char *const act_names[QC_ACT_COUNT] = {"silu", "gelu", "gelu_tanh", "relu2", "swiglu_oai", "swiglu_step"};
@@ -22,8 +24,8 @@ int qc_act_from_name(const char *s) { return find(act_names, QC_ACT_COUNT, s); }
 int qc_w13_order_from_name(const char *s) { return find(order_names, QC_W13_ORDER_COUNT, s); }
 int qcref_act_gated(qc_act a) { return a != QC_ACT_RELU2; }
 
-static float silu(float t) { return t / (1.0f + expf(-t)); }
-static float sigmoid(float t) { return 1.0f / (1.0f + expf(-t)); }
+static float silu(float t) { return t / (1.0f + qcref_expf(-t)); }
+static float sigmoid(float t) { return 1.0f / (1.0f + qcref_expf(-t)); }
 static float clampf(float v, float lo, float hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 float qcref_act_pair(const qc_act_cfg *c, float g, float u)

@@ -1,7 +1,9 @@
-/* moe_route.c: MoE routing (docs/spec/layouts.md §9.1), fp32 in a fixed order. */
+/* moe_route.c: MoE routing (docs/spec/layouts.md §9.1), fp32 in a fixed order, exp correctly rounded
+ * (arith/exp_cr.h). */
 #include <math.h>
 #include <string.h>
 
+#include "arith/exp_cr.h"
 #include "moe.h"
 
 
@@ -65,7 +67,7 @@ void qcref_topk(const float *v, const unsigned char *cand, int n, int k, int *id
     }
 }
 
-static float sigmoid(float t) { return 1.0f / (1.0f + expf(-t)); }
+static float sigmoid(float t) { return 1.0f / (1.0f + qcref_expf(-t)); }
 
 static void softmax(const float *z, int n, float *p)
 {
@@ -73,7 +75,7 @@ static void softmax(const float *z, int n, float *p)
     for (int i = 0; i < n; i++)
         mx = z[i] > mx ? z[i] : mx;
     for (int i = 0; i < n; i++)
-        sum += p[i] = expf(z[i] - mx);
+        sum += p[i] = qcref_expf(z[i] - mx);
     for (int i = 0; i < n; i++)
         p[i] = p[i] / sum;
 }
