@@ -11,8 +11,16 @@
 struct qcheck_quant_spec;
 struct qc_quantized;
 
+/* Param model of op moe (ops/op_moe.c parse_model): the arithmetic of the expert GEMMs. */
+typedef enum qc_moe_model {
+    QC_MOE_MODEL_EXACT,     /* fp64 products; out within GEMM2's fp32 bound */
+    QC_MOE_MODEL_SM90,      /* sm90-wgmma: the H200's FP8 tensor core, promoted every 128 of K; bit-exact */
+    QC_MOE_MODEL_SM90_FAST  /* sm90-wgmma-fast: the same, never promoted */
+} qc_moe_model;
+
 typedef struct qc_moe_cfg {
     int recipe;                 /* index into op_moe.c's recipe table */
+    qc_moe_model model;
     int64_t t, h, i, e, shared; /* tokens, hidden, intermediate, routed experts, fused shared experts */
     qc_route_cfg route;
     qc_act_cfg act;

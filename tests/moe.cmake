@@ -1,6 +1,8 @@
-# MoE routing and activations against hand-worked values, the weights=generate generator and the
-# streamed op bit for bit against the same weights as inputs (tests/test_moe.c).
+# MoE routing and activations against hand-worked values, the weights=generate generator, the
+# streamed op bit for bit against the same weights as inputs, and model sm90-wgmma against a slow
+# second implementation (tests/test_moe.c; its fp32 steps must not fuse: -ffp-contract=off).
 add_executable(test_moe ${CMAKE_CURRENT_SOURCE_DIR}/test_moe.c)
+target_compile_options(test_moe PRIVATE -ffp-contract=off)
 target_link_libraries(test_moe PRIVATE qcharness)
 qc_test(moe quick $<TARGET_FILE:test_moe>)
 # op moe_cpu (sgl-kernel fused_experts_cpu fp8 w8a16): a second implementation within out.bound,

@@ -13,7 +13,9 @@
 
 #include "generate.h"
 #include "moe_op.h"
+#include "arith/mma_sm90.h"
 #include "ops/moe.h"
+#include "quant_job.h"
 #include "registry.h"
 
 #include "check.h"
@@ -364,10 +366,189 @@ static void test_streamed_equals_inputs(void)
     qc_set_free(&none), qc_set_free(&o);
 }
 
+/* ---- model sm90-wgmma: the op against a slow second implementation ----
+ * Everything after the routing (taken from the op's route stages, checked above) is recomputed
+ * here from the inputs: the recipes' quantizers, every output of every expert GEMM as its own dot
+ * of the header model (arith/mma_sm90.h qcref_sm90_mma_dot: the tensor core's k-step, not the
+ * GEMM path of gemm_sm90.c the op uses) with the schedule and epilogue the model names, the
+ * activations, and the fp32 combine written out again. Stages and out must agree bit for bit. */
+
+/* x [rows, cols] quantized by the MoE's job for recipe into *q (fp32 scales). */
+static void slow_quant(int recipe, const float *x, int64_t rows, int64_t cols, qc_quant_job *j, qc_quantized *q)
+{
+    char err[256];
+    qc_params none = {0};
+    qc_op_call c = {&none, NULL, NULL, err, sizeof err, 0};
+    CHECK(qc_moe_quant_job(&c, recipe, rows, cols, j) == 0 && qc_quant_job_alloc(j, q) == 0, "quant job: %s", err);
+    qcref_quant(j->recipe, &j->policy, x, (size_t)rows, (size_t)cols, NULL, NULL, q);
+}
+
+/* One GEMM output: codes a, b of length k; block: per 128 of K the tensor core's sum from zero,
+ * t = fma(p, fl32(sa[l] sb[l]), t); else the K loop promoted every `promote` k-steps and
+ * fl32(fl32(sa sb) acc); then + bias in fp32. */
+static float slow_dot(const uint8_t *a, int ae5, const uint8_t *b, int be5, int64_t k, int block, const float *sa,
+                      const float *sb, int promote, const float *bias)
+{
+    static uint8_t ap[4096], bp[4096];
+    int64_t kp = (k + 31) / 32 * 32;
+    memset(ap, 0, (size_t)kp), memset(bp, 0, (size_t)kp);
+    memcpy(ap, a, (size_t)k), memcpy(bp, b, (size_t)k);
+    float v;
+    if (block) {
+        v = 0.0f;
+        for (int64_t l = 0; l * 128 < k; l++) {
+            int64_t n = kp - l * 128 < 128 ? kp - l * 128 : 128;
+            float p = qcref_sm90_mma_dot(ap + l * 128, ae5, bp + l * 128, be5, (int)n, 0.0f, 0);
+            v = fmaf(p, sa[l] * sb[l], v);
+        }
+    } else
+        v = sa[0] * sb[0] * qcref_sm90_mma_dot(ap, ae5, bp, be5, (int)kp, 0.0f, promote);
+    return bias ? v + *bias : v;
+}
+
+static const qc_tensor *out_of(const qc_tensor_set *o, const char *name)
+{
+    const qc_tensor *t = qc_set_find((qc_tensor_set *)o, name);
+    CHECK(t != NULL, "the op wrote no %s", name);
+    return t;
+}
+
+static int same_bytes(const qc_tensor_set *o, const char *name, const void *want, size_t n)
+{
+    const qc_tensor *t = out_of(o, name);
+    if (!t || t->nbytes != n)
+        return 0;
+    if (memcmp(t->data, want, n) == 0)
+        return 1;
+    size_t i = 0;
+    while (((const uint8_t *)t->data)[i] == ((const uint8_t *)want)[i])
+        i++;
+    printf("  %s: first difference at byte %zu\n", name, i);
+    return 0;
+}
+
+typedef struct sm90_inst {
+    const char *kv;
+    int act_recipe, w_recipe, promote; /* promote 4: sm90-wgmma, 0: sm90-wgmma-fast */
+} sm90_inst;
+
+static void test_sm90_slow_one(const sm90_inst *in)
+{
+    qc_params p = {0};
+    char err[256], kv[640];
+    snprintf(kv, sizeof kv, "%s,model=%s", in->kv, in->promote ? "sm90-wgmma" : "sm90-wgmma-fast");
+    qc_params_parse(&p, kv, err, sizeof err);
+    int64_t t = atoll(qc_param(&p, "tokens")), hd = atoll(qc_param(&p, "hidden")), it = atoll(qc_param(&p, "inter"));
+    int64_t e = atoll(qc_param(&p, "experts")), kk = atoll(qc_param(&p, "top_k")) + atoll(qc_param_or(&p, "shared", "0"));
+    int64_t ne = e + atoll(qc_param_or(&p, "shared", "0")), r1 = 2 * it, rows = t * kk;
+    int bias = strstr(kv, "bias=1") != NULL, woi = strstr(kv, "weight_on_input=1") != NULL;
+    int block = in->w_recipe == QC_RECIPE_BLOCK;
+    float rsf = strstr(kv, "rsf_in_weights=0") ? (float)atof(qc_param(&p, "rsf")) : 1.0f;
+    qc_act_cfg act = {(qc_act)qc_act_from_name(qc_param(&p, "act")), QC_W13_GATE_UP, 1.702f, 1.0f, 7.0f};
+    qc_tensor_set ins = {0}, o = {0};
+    add_input(&ins, kv, "x", "tokens", "hidden", 1, 1);
+    add_input(&ins, kv, "logits", "tokens", "experts", 1, 2);
+    if (strstr(kv, "deepseek_v3"))
+        add_input(&ins, kv, "route_bias", "experts", NULL, 3, 3);
+    const char *all = strstr(kv, "shared=") ? "experts + shared" : "experts";
+    if (bias) {
+        add_input(&ins, kv, "b13", all, "2 * inter", 0.5, 4);
+        add_input(&ins, kv, "b2", all, "hidden", 0.5, 5);
+    }
+    add_generated_weights(&ins, ne, r1, hd, it, 21, 0.25f, 0.1f);
+    if (run_moe(kv, &ins, &o)) {
+        failures++;
+        return;
+    }
+    const int *ids = out_of(&o, "stage.route.ids")->data;
+    const float *w = out_of(&o, "stage.route.weights")->data, *x = qc_set_find(&ins, "x")->data;
+    const float *w13 = qc_set_find(&ins, "w13")->data, *w2 = qc_set_find(&ins, "w2")->data;
+    const float *b13 = bias ? qc_set_find(&ins, "b13")->data : NULL, *b2 = bias ? qc_set_find(&ins, "b2")->data : NULL;
+    qc_quant_job j1, j2, jw;
+    qc_quantized a1, a2, *wq13 = calloc((size_t)ne, sizeof *wq13), *wq2 = calloc((size_t)ne, sizeof *wq2);
+    for (int64_t x_ = 0; x_ < ne; x_++) {
+        slow_quant(in->w_recipe, w13 + x_ * r1 * hd, r1, hd, &jw, &wq13[x_]);
+        slow_quant(in->w_recipe, w2 + x_ * hd * it, hd, it, &jw, &wq2[x_]);
+    }
+    int we5 = jw.policy.elem == QC_E5M2, ls1 = (int)((hd + 127) / 128), ls2 = (int)((it + 127) / 128);
+    slow_quant(in->act_recipe, x, t, hd, &j1, &a1);
+    float *h = calloc((size_t)(rows * r1), 4), *a = calloc((size_t)(rows * it), 4), *abf = calloc((size_t)(rows * it), 4);
+    float *y = calloc((size_t)(rows * hd), 4), *comb = calloc((size_t)(t * hd), 4);
+    uint16_t *out = calloc((size_t)(t * hd), 2);
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t ex = ids[r], tok = r / kk;
+        for (int64_t n = 0; n < r1; n++) {
+            float v = slow_dot(a1.q + tok * hd, j1.policy.elem == QC_E5M2, wq13[ex].q + n * hd, we5, hd, block,
+                               block ? a1.scale_f32 + tok * ls1 : a1.scale_f32,
+                               block ? wq13[ex].scale_f32 + n / 128 * ls1 : wq13[ex].scale_f32, in->promote,
+                               bias ? b13 + ex * r1 + n : NULL);
+            h[r * r1 + n] = woi ? v * w[r] : v;
+        }
+        qcref_act_row(&act, h + r * r1, (size_t)it, a + r * it);
+    }
+    qc_cast_policy bf = qcref_default_policy();
+    for (int64_t i = 0; i < rows * it; i++)
+        abf[i] = qcref_decode(QC_BF16, qcref_encode(QC_BF16, a[i], &bf), &bf);
+    slow_quant(in->act_recipe, abf, rows, it, &j2, &a2);
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t n = 0; n < hd; n++)
+            y[r * hd + n] = slow_dot(a2.q + r * it, j2.policy.elem == QC_E5M2, wq2[ids[r]].q + n * it, we5, it, block,
+                                     block ? a2.scale_f32 + r * ls2 : a2.scale_f32,
+                                     block ? wq2[ids[r]].scale_f32 + n / 128 * ls2 : wq2[ids[r]].scale_f32, in->promote,
+                                     bias ? b2 + ids[r] * hd + n : NULL);
+    for (int64_t tok = 0; tok < t; tok++)
+        for (int64_t n = 0; n < hd; n++) {
+            float acc = 0.0f;
+            for (int64_t q = 0; q < kk; q++)
+                acc += (woi ? 1.0f : w[tok * kk + q]) * y[(tok * kk + q) * hd + n];
+            comb[tok * hd + n] = rsf * acc;
+            out[tok * hd + n] = (uint16_t)qcref_encode(QC_BF16, comb[tok * hd + n], &bf);
+        }
+    int ok = same_bytes(&o, "stage.gemm1.h", h, (size_t)(rows * r1) * 4) &&
+             same_bytes(&o, "stage.act.a", a, (size_t)(rows * it) * 4) &&
+             same_bytes(&o, "stage.gemm2.y", y, (size_t)(rows * hd) * 4) &&
+             same_bytes(&o, "stage.combine.out", comb, (size_t)(t * hd) * 4) &&
+             same_bytes(&o, "out", out, (size_t)(t * hd) * 2);
+    const double *bound = out_of(&o, "out.bound")->data;
+    for (int64_t i = 0; ok && i < t * hd; i++)
+        ok = bound[i] == 0.0;
+    CHECK(ok, "%s: the op and the slow second implementation differ (or out.bound is not 0)", kv);
+    if (ok)
+        printf("  sm90-wgmma: op == slow second implementation, %lld GEMM outputs bit for bit: %s\n",
+               (long long)(rows * (r1 + hd)), kv);
+    for (int64_t x_ = 0; x_ < ne; x_++)
+        qc_quant_job_free(&wq13[x_]), qc_quant_job_free(&wq2[x_]);
+    qc_quant_job_free(&a1), qc_quant_job_free(&a2);
+    free(wq13), free(wq2), free(h), free(a), free(abf), free(y), free(comb), free(out);
+    qc_set_free(&ins), qc_set_free(&o);
+}
+
+static void test_sm90_slow(void)
+{
+    static const sm90_inst inst[] = {
+        /* DeepSeek-V3 block FP8: K of 256 and 384 (promotions with the block scales), biases, a fused
+         * shared expert, rsf after the sum */
+        {"recipe=fp8_block,route=deepseek_v3,experts=8,n_group=4,topk_group=2,top_k=4,rsf=2.5,rsf_in_weights=0,"
+         "shared=1,act=silu,bias=1,tokens=5,hidden=256,inter=384",
+         QC_RECIPE_TOKEN_GROUP, QC_RECIPE_BLOCK, 4},
+        /* per-tensor FP8, K 96 (zero-padded) and 160 (one promotion), both schedules */
+        {"recipe=fp8_tensor,route=renorm_naive,experts=4,top_k=2,act=swiglu_oai,bias=1,tokens=6,hidden=96,inter=160",
+         QC_RECIPE_TENSOR, QC_RECIPE_TENSOR, 4},
+        {"recipe=fp8_tensor,route=sigmoid_renorm,experts=4,top_k=2,act=swiglu_step,tokens=6,hidden=96,inter=160",
+         QC_RECIPE_TENSOR, QC_RECIPE_TENSOR, 0},
+        /* the routing weight on GEMM1's output (Llama4, top-1) */
+        {"recipe=fp8_tensor,route=llama4,experts=4,top_k=1,weight_on_input=1,act=silu,tokens=6,hidden=64,inter=200",
+         QC_RECIPE_TENSOR, QC_RECIPE_TENSOR, 4},
+    };
+    for (size_t i = 0; i < sizeof inst / sizeof inst[0]; i++)
+        test_sm90_slow_one(&inst[i]);
+}
+
 int main(void)
 {
     test_weight_generator();
     test_streamed_equals_inputs();
+    test_sm90_slow();
     test_topk_rules();
     test_softmax_family();
     test_sigmoid_family();

@@ -264,7 +264,7 @@ extern const qc_backend qc_mutant_clamp_nan, qc_mutant_zero_block_nan, qc_mutant
     qc_mutant_quant_zero_block_byte, qc_mutant_quant_nibbles;
 extern const qc_backend qc_mutant_gemm_scale_block, qc_mutant_gemm_out_toward_zero, qc_mutant_gemm_scale_ulp;
 extern const qc_backend qc_mutant_moe_gate_up, qc_mutant_moe_rsf_twice, qc_mutant_moe_no_clamp, qc_mutant_moe_mask_zero,
-    qc_mutant_moe_scale_block;
+    qc_mutant_moe_scale_block, qc_mutant_moe_scale_ulp;
 
 const qc_backend *const qc_mutant_backends[] = {
     &mutant_e2m1_ties_away,   &mutant_e8m0_byte0_zero,     &mutant_e8m0_ceil_log2,
@@ -277,6 +277,6 @@ const qc_backend *const qc_mutant_backends[] = {
     &qc_mutant_quant_no_saturation, &qc_mutant_quant_eps_dropped, &qc_mutant_quant_e8m0_ceil,
     &qc_mutant_quant_zero_block_byte, &qc_mutant_quant_nibbles,
     &qc_mutant_gemm_scale_block, &qc_mutant_gemm_out_toward_zero, &qc_mutant_gemm_scale_ulp, &qc_mutant_moe_gate_up, &qc_mutant_moe_rsf_twice, &qc_mutant_moe_no_clamp,
-    &qc_mutant_moe_mask_zero,    &qc_mutant_moe_scale_block,
+    &qc_mutant_moe_mask_zero,    &qc_mutant_moe_scale_block, &qc_mutant_moe_scale_ulp,
 };
 const int qc_mutant_backend_count = (int)(sizeof qc_mutant_backends / sizeof qc_mutant_backends[0]);

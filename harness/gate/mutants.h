@@ -9,4 +9,9 @@
  * (docs/spec/layouts.md §10 T-CK1, T-DG5). */
 void qc_mutant_scale_block_shift(const qc_quant_job *jb, qc_quantized *qb);
 
+/* Every positive finite fp32 scale one ulp larger (a scale a kernel computes with one rounding
+ * more, or reads back through a bf16 round trip and re-widens): 2^-23 relative, hidden under any
+ * fp32 error bound, seen by a bit-exact model. */
+void qc_mutant_scale_ulp_up(const qc_quant_job *jb, qc_quantized *qb);
+
 #endif

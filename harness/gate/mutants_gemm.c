@@ -106,12 +106,18 @@ const qc_backend qc_mutant_gemm_out_toward_zero = {
  * profile divides, or read back through a bf16 round trip and re-widened): a relative error of
  * 2^-23 that hides under any fp32 error bound (it passes all 192 fp8_rowwise_gemm instances there,
  * so it declines the bound models: their runs would show nothing); model sm90-wgmma sees it. */
-static void scale_ulp_up(qc_gemm_kind kind, const qc_quant_job *jb, qc_quantized *qb)
+void qc_mutant_scale_ulp_up(const qc_quant_job *jb, qc_quantized *qb)
 {
-    (void)kind, (void)jb;
+    (void)jb;
     for (size_t i = 0; qb->scale_f32 && i < qb->nscales; i++)
         if (qb->scale_f32[i] > 0 && qb->scale_f32[i] < 3.4e38f)
             qb->scale_f32[i] = qc_f32_from_bits(qc_f32_bits(qb->scale_f32[i]) + 1);
+}
+
+static void scale_ulp_up(qc_gemm_kind kind, const qc_quant_job *jb, qc_quantized *qb)
+{
+    (void)kind;
+    qc_mutant_scale_ulp_up(jb, qb);
 }
 
 static int m_scale_ulp(qc_op_call *c)

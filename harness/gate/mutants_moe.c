@@ -81,17 +81,32 @@ static const char *scale_block_off_by_one(qc_moe_cfg *m)
     return NULL;
 }
 
+/* Every fp32 scale of the expert weights one ulp too large (mutant:gemm-weight-scale-ulp inside a
+ * MoE): GEMM2's bound hides it, so it declines model exact, whose runs would show nothing. */
+static const char *weight_scale_ulp(qc_moe_cfg *m)
+{
+    int w = qc_moe_weight_recipe(m);
+    if (w != QC_RECIPE_TENSOR && w != QC_RECIPE_BLOCK)
+        return "the expert weights' scales are not fp32 (bf16, or e8m0 / e4m3 bytes)";
+    if (m->model == QC_MOE_MODEL_EXACT)
+        return "model exact: one ulp of a scale hides under GEMM2's bound; the bug shows bit-exactly (model sm90-wgmma)";
+    m->weight_tweak = qc_mutant_scale_ulp_up;
+    return NULL;
+}
+
 static int m_gate_up(qc_op_call *c) { return qc_moe_op(c, gate_up_swapped); }
 static int m_rsf(qc_op_call *c) { return qc_moe_op(c, rsf_twice); }
 static int m_clamp(qc_op_call *c) { return qc_moe_op(c, swiglu_no_clamp); }
 static int m_mask(qc_op_call *c) { return qc_moe_op(c, masked_groups_zero); }
 static int m_scale_block(qc_op_call *c) { return qc_moe_op(c, scale_block_off_by_one); }
+static int m_scale_ulp(qc_op_call *c) { return qc_moe_op(c, weight_scale_ulp); }
 
 static const qc_impl impl_gate_up[] = {{"moe", m_gate_up}};
 static const qc_impl impl_rsf[] = {{"moe", m_rsf}};
 static const qc_impl impl_clamp[] = {{"moe", m_clamp}};
 static const qc_impl impl_mask[] = {{"moe", m_mask}};
 static const qc_impl impl_scale_block[] = {{"moe", m_scale_block}};
+static const qc_impl impl_scale_ulp[] = {{"moe", m_scale_ulp}};
 
 const qc_backend qc_mutant_moe_gate_up = {"mutant:moe-gate-up-swapped", "mutants",
                                           "W13 halves read in the other order (layouts.md T-ORD1)", NULL,
@@ -108,3 +123,7 @@ const qc_backend qc_mutant_moe_scale_block = {"mutant:moe-scale-block-off-by-one
                                               "expert weight scale of K block g read from block g+1 (layouts.md "
                                               "T-CK1, T-DG5)",
                                               NULL, .impls = impl_scale_block, .nimpls = 1};
+const qc_backend qc_mutant_moe_scale_ulp = {"mutant:moe-weight-scale-ulp", "mutants",
+                                            "every fp32 expert weight scale one ulp too large (caught bit-exactly by "
+                                            "model sm90-wgmma; under GEMM2's bound it hides)",
+                                            NULL, .impls = impl_scale_ulp, .nimpls = 1};

@@ -14,7 +14,7 @@
  * limit, weight_on_input, bias; weights (inputs: the w13 and w2 tensors; generate: no weight
  * inputs, the op makes them from weight_seed with w13_std and w2_std, qc_moe_weight_fill in
  * moe_op.h); threads (2: the quantizations of row-local recipes in two threads, 1: one; the same
- * bytes either way).
+ * bytes either way); model (exact, the default, below; sm90-wgmma / sm90-wgmma-fast: parse_model).
  *
  * Memory: expert by expert (expert_gemm), each expert's weights are generated or read, quantized,
  * dequantized and used for its rows, then dropped, so the op holds one expert's weights at a time
@@ -31,7 +31,15 @@
  * dequantized exactly (NVFP4 with its global scale, so alpha is exact here). out.bound is the
  * fp32-accumulation bound of GEMM2 (reference/ops/gemm.h) carried through the weighted sum plus
  * the combine's fp32 roundings and the bf16 output: a kernel must match the stages before GEMM2
- * (same routing, same a2 codes); a difference there is reported at its stage. */
+ * (same routing, same a2 codes); a difference there is reported at its stage.
+ *
+ * Model sm90-wgmma (recipes fp8_tensor, fp8_block) keeps the codes instead: each expert GEMM is
+ * the H200's tensor core bit for bit (gemm.h qcref_gemm_sm90 / _block: the tensor-core sums,
+ * promoted every 128 of K, cuBLASLt's tensorwise epilogue or DeepGEMM's block fma, then the fp32
+ * bias), h = that fp32 value (times the routing weight with weight_on_input), and the combine is
+ * fp32 in routing order (qcref_moe_combine_f32): every stage and out are then bit-exact, out.bound
+ * is 0. This is the arithmetic of the cuda backend's MoE (kernels/cuda), which a real fused-MoE
+ * kernel matches where it makes the same choices (docs/notes/mma_sm90.md). */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -75,6 +83,11 @@ typedef struct moe_state {
     int threads;
     float *wf;
     double *wd;
+    /* model sm90-wgmma: the activations' codes and scales, b2, and GEMM2's fp32 rows */
+    qc_quant_job a1j, a2j;
+    qc_quantized a1q, a2q;
+    const float *b2;
+    float *y32;
 } moe_state;
 
 static int get_name(qc_op_call *c, const char *key, const char *dflt, int (*lookup)(const char *), int *out)
@@ -128,6 +141,30 @@ static int parse_cfg(qc_op_call *c, qc_moe_cfg *m)
     return 0;
 }
 
+/* Param model: exact (the default: fp64 expert GEMMs, out within GEMM2's fp32 bound) or
+ * sm90-wgmma[-fast]: every expert GEMM as the H200's FP8 tensor core computes it
+ * (reference/arith/mma_sm90.h) under the K schedule of cuBLASLt and DeepGEMM (the tensor core's
+ * sum promoted into fp32 every 128 of K; -fast: never), the fp32 combine of qcref_moe_combine_f32,
+ * out.bound 0. 0, or 2 with c->err. */
+static int parse_model(qc_op_call *c, qc_moe_cfg *m)
+{
+    const char *model = qc_param_or(c->params, "model", "exact");
+    int w = recipes[m->recipe].weight;
+    m->model = !strcmp(model, "sm90-wgmma")        ? QC_MOE_MODEL_SM90
+               : !strcmp(model, "sm90-wgmma-fast") ? QC_MOE_MODEL_SM90_FAST
+                                                   : QC_MOE_MODEL_EXACT;
+    if (m->model == QC_MOE_MODEL_EXACT && strcmp(model, "exact"))
+        snprintf(c->err, c->errlen, "param model=%s (known: exact, sm90-wgmma, sm90-wgmma-fast)", model);
+    else if (m->model != QC_MOE_MODEL_EXACT && w != QC_RECIPE_TENSOR && w != QC_RECIPE_BLOCK)
+        snprintf(c->err, c->errlen, "model %s: recipe %s; the tensor-core model takes FP8 operands (recipes "
+                 "fp8_tensor, fp8_block)", model, recipes[m->recipe].name);
+    else if (m->model == QC_MOE_MODEL_SM90_FAST && w == QC_RECIPE_BLOCK)
+        snprintf(c->err, c->errlen, "model sm90-wgmma-fast: fp8_block is promoted every 128 of K (model sm90-wgmma)");
+    else
+        return 0;
+    return 2;
+}
+
 /* *out = the f32 data of input name with numel elements; 0 or 2. */
 static int input(qc_op_call *c, const char *name, int64_t numel, const float **out)
 {
@@ -179,6 +216,33 @@ static int quant_apply(int recipe, const qc_quant_job *j, const float *x, int64_
     for (int64_t i = 0; recipe == QC_RECIPE_NVFP4 && i < rows * cols; i++)
         out[i] *= q.gscale; /* exact: e2m1 * e4m3 (6 bits) * fp32 (24 bits) */
     qc_quant_job_free(&q);
+    return 0;
+}
+
+/* Model sm90-wgmma: x [rows, cols] quantized with recipe into *q (job *j: codes and fp32 scales as
+ * the tensor core's kernels take them), tweaked (mutants), and dequantized exactly into out (NULL:
+ * not needed). The elements must be ones wgmma multiplies. 0, or 2 with c->err. */
+static int quant_codes(qc_op_call *c, int recipe, const float *x, int64_t rows, int64_t cols, qc_quant_job *j,
+                       qc_quantized *q, double *out, void (*tweak)(const qc_quant_job *, qc_quantized *))
+{
+    memset(q, 0, sizeof *q);
+    if (qc_moe_quant_job(c, recipe, rows, cols, j))
+        return 2;
+    if (j->policy.elem != QC_E4M3FN && j->policy.elem != QC_E5M2) {
+        snprintf(c->err, c->errlen, "model sm90-wgmma: %s elements are %s; wgmma takes e4m3fn and e5m2",
+                 qc_recipe_name(recipe), qc_format_name(j->policy.elem));
+        return 2;
+    }
+    if (qc_quant_job_alloc(j, q)) {
+        snprintf(c->err, c->errlen, "out of memory quantizing [%lld, %lld]", (long long)rows, (long long)cols);
+        return 2;
+    }
+    int pow2 = 1;
+    qcref_quant(j->recipe, &j->policy, x, j->rows, j->cols, j->has_static ? &j->static_scale : NULL, NULL, q);
+    if (tweak)
+        tweak(j, q);
+    if (out)
+        qcref_operand_f64(j->recipe, &j->policy, q, out, &pow2);
     return 0;
 }
 
@@ -292,14 +356,14 @@ static int expert_weights(qc_op_call *c, moe_state *s, int t, int64_t e, int64_t
                        s->cfg.weight_tweak);
 }
 
-/* GEMM1's epilogue on the rows which[0..cnt) of one expert, whose fp64 products are ya: + b13,
+/* GEMM1's epilogue on the rows which[0..cnt) of one expert, whose products are ya: + b13 (add_bias),
  * rounded to fp32, times the routing weight with weight_on_input, then the activation. */
-static void gemm1_rows(moe_state *s, const int64_t *which, int64_t cnt, const double *ya)
+static void gemm1_rows(moe_state *s, const int64_t *which, int64_t cnt, const double *ya, int add_bias)
 {
     for (int64_t q = 0; q < cnt; q++) {
         int64_t r = which[q], e = s->ids[r];
         for (int64_t j = 0; j < s->r1; j++) {
-            float v = (float)(ya[q * s->r1 + j] + (s->cfg.bias ? (double)s->b13[e * s->r1 + j] : 0.0));
+            float v = (float)(ya[q * s->r1 + j] + (add_bias ? (double)s->b13[e * s->r1 + j] : 0.0));
             s->h[r * s->r1 + j] = s->cfg.weight_on_input ? v * s->w[r] : v;
         }
         qcref_act_row(&s->cfg.act, s->h + r * s->r1, (size_t)s->cfg.i, s->act + r * s->cfg.i);
@@ -336,7 +400,7 @@ static int expert_gemm(qc_op_call *c, moe_state *s, int t)
                    : qcx_dgemm_nt((size_t)cnt, (size_t)n, (size_t)kdim, xa, s->wd, ya))
             rc = 2;
         else if (!t)
-            gemm1_rows(s, which, cnt, ya);
+            gemm1_rows(s, which, cnt, ya, s->cfg.bias);
         else
             for (int64_t q = 0; q < cnt; q++) {
                 memcpy(s->y64 + which[q] * n, ya + q * n, (size_t)n * sizeof *ya);
@@ -346,6 +410,106 @@ static int expert_gemm(qc_op_call *c, moe_state *s, int t)
     free(count), free(which), free(xa), free(ya), free(sa);
     if (rc == 2)
         snprintf(c->err, c->errlen, "out of memory in the expert GEMMs");
+    return rc ? 2 : 0;
+}
+
+/* Model sm90-wgmma: expert e's weight tensor t (0: W13 [rows = R1, cols = hidden], 1: W2 [hidden,
+ * inter]) as codes and scales in *q (the caller frees it), from the input tensor or generated. */
+static int expert_codes(qc_op_call *c, moe_state *s, int t, int64_t e, int64_t rows, int64_t cols, qc_quant_job *j,
+                        qc_quantized *q)
+{
+    const float *src = s->ws.in[t] ? s->ws.in[t] + e * rows * cols : s->wf;
+    if (s->ws.gen)
+        qc_moe_weight_fill(s->ws.seed, e, t, s->ws.std[t], 0, (size_t)(rows * cols), s->wf);
+    return quant_codes(c, recipes[s->cfg.recipe].weight, src, rows, cols, j, q, NULL, s->cfg.weight_tweak);
+}
+
+/* One expert's GEMM on the tensor-core model: its cnt gathered rows xa (codes) with their scales
+ * (xs: ls per row for fp8_block; per tensor: the activation's one scale), times the expert's
+ * weights w, + its bias in fp32 (gemm.h qcref_gemm_sm90, _block) into y [cnt, n]. 0 or -1. */
+static int sm90_expert(const moe_state *s, const uint8_t *xa, int xe5, const float *xs, const qc_quant_job *wj,
+                       const qc_quantized *w, int64_t cnt, int64_t n, int64_t kdim, const float *bias, float *y)
+{
+    int we5 = wj->policy.elem == QC_E5M2;
+    if (wj->recipe == QC_RECIPE_BLOCK)
+        return qcref_gemm_sm90_block(xa, xe5, w->q, we5, (size_t)cnt, (size_t)n, (size_t)kdim, xs, w->scale_f32, bias,
+                                     y);
+    int promote = s->cfg.model == QC_MOE_MODEL_SM90 ? 4 : 0; /* k-steps of 32 between fp32 additions */
+    return qcref_gemm_sm90(xa, xe5, w->q, we5, (size_t)cnt, (size_t)n, (size_t)kdim, xs, 0, w->scale_f32, 0, bias,
+                           promote, y);
+}
+
+/* Model sm90-wgmma, expert by expert as expert_gemm: t = 0, GEMM1 of a1's codes (per token) and its
+ * epilogue into h and act; t = 1, GEMM2 of a2's codes (per row) into y32. */
+static int expert_gemm_sm90(qc_op_call *c, moe_state *s, int t)
+{
+    int64_t ne = s->cfg.e + s->cfg.shared, kdim = t ? s->cfg.i : s->cfg.h, n = t ? s->cfg.h : s->r1, most = 0;
+    const qc_quantized *xq = t ? &s->a2q : &s->a1q;
+    int block = recipes[s->cfg.recipe].act == QC_RECIPE_TOKEN_GROUP, xe5 = (t ? &s->a2j : &s->a1j)->policy.elem == QC_E5M2;
+    int64_t ls = block ? (kdim + 127) / 128 : 0; /* a's fp32 scales per row: one per 128 of K */
+    const float *bias = !s->cfg.bias ? NULL : t ? s->b2 : s->b13;
+    int64_t *count = alloc(s, c, (size_t)ne, sizeof *count), *which = alloc(s, c, (size_t)s->rows, sizeof *which);
+    int rc = count && which ? 0 : 2;
+    for (int64_t r = 0; !rc && r < s->rows; r++)
+        most = ++count[s->ids[r]] > most ? count[s->ids[r]] : most;
+    uint8_t *xa = rc ? NULL : alloc(s, c, (size_t)(most * kdim), 1);
+    float *xs = rc ? NULL : alloc(s, c, (size_t)(most * ls), 4), *y = rc ? NULL : alloc(s, c, (size_t)(most * n), 4);
+    double *yd = rc || t ? NULL : alloc(s, c, (size_t)(most * n), 8);
+    rc = rc || !xa || !xs || !y || (!t && !yd) ? 2 : 0;
+    for (int64_t e = 0; !rc && e < ne; e++) {
+        int64_t cnt = 0;
+        qc_quant_job wj;
+        qc_quantized w;
+        if (!count[e])
+            continue; /* an expert that gets no tokens: its weights are never needed */
+        for (int64_t r = 0; r < s->rows; r++)
+            if (s->ids[r] == e) {
+                int64_t src = t ? r : r / s->kk;
+                memcpy(xa + cnt * kdim, xq->q + src * kdim, (size_t)kdim);
+                memcpy(xs + cnt * ls, xq->scale_f32 + src * ls, (size_t)ls * sizeof *xs);
+                which[cnt++] = r;
+            }
+        if ((rc = expert_codes(c, s, t, e, n, kdim, &wj, &w)))
+            break; /* c->err says why */
+        rc = sm90_expert(s, xa, xe5, block ? xs : xq->scale_f32, &wj, &w, cnt, n, kdim, bias ? bias + e * n : NULL, y)
+                 ? 2
+                 : 0;
+        if (rc)
+            snprintf(c->err, c->errlen, "out of memory in the expert GEMMs");
+        else if (!t) {
+            for (int64_t i = 0; i < cnt * n; i++)
+                yd[i] = y[i]; /* fp32 values with b13 added: the epilogue adds no bias */
+            gemm1_rows(s, which, cnt, yd, 0);
+        } else
+            for (int64_t q = 0; q < cnt; q++)
+                memcpy(s->y32 + which[q] * n, y + q * n, (size_t)n * sizeof *y);
+        qc_quant_job_free(&w);
+    }
+    free(count), free(which), free(xa), free(xs), free(y), free(yd);
+    return rc ? 2 : 0;
+}
+
+/* Model sm90-wgmma's combine (qcref_moe_combine_f32), out.bound 0, and the stage tensors of GEMM2
+ * and the combine. */
+static int combine_sm90(qc_op_call *c, moe_state *s)
+{
+    int64_t t = s->cfg.t, h = s->cfg.h, kk = s->kk;
+    float *out = alloc(s, c, (size_t)(t * h), 4), *ones = alloc(s, c, (size_t)kk, 4);
+    int rc = !out || !ones || qc_op_add_tensor(c, "out", QC_ST_U16, "bf16", t, h, NULL) ||
+             qc_op_add_tensor(c, "out.bound", QC_ST_F64, "f64", t, h, NULL); /* zeros: bit-exact */
+    for (int64_t q = 0; !rc && q < kk; q++)
+        ones[q] = 1.0f; /* weight_on_input: the weights were applied to GEMM1's output */
+    for (int64_t tk = 0; !rc && tk < t; tk++) {
+        const float *w = s->cfg.weight_on_input ? ones : s->w + tk * kk;
+        uint16_t *ob = qc_set_find(c->out, "out")->data;
+        for (int64_t j = 0; j < h; j++) {
+            out[tk * h + j] = qcref_moe_combine_f32(w, s->y32 + tk * kk * h + j, (size_t)kk, (size_t)h, s->cfg.rsf_out);
+            ob[tk * h + j] = (uint16_t)qcref_gemm_round_out(out[tk * h + j], QC_BF16);
+        }
+    }
+    rc = rc || qc_op_add_tensor(c, "stage.gemm2.y", QC_ST_F32, "f32", s->rows, h, s->y32) ||
+         qc_op_add_tensor(c, "stage.combine.out", QC_ST_F32, "f32", t, h, out);
+    free(out), free(ones);
     return rc ? 2 : 0;
 }
 
@@ -411,7 +575,8 @@ static int stages_before_gemm2(qc_op_call *c, moe_state *s)
 static void state_free(moe_state *s)
 {
     free(s->ids), free(s->w), free(s->a1), free(s->a2), free(s->y64), free(s->s64), free(s->h), free(s->act);
-    free(s->wf), free(s->wd);
+    free(s->wf), free(s->wd), free(s->y32);
+    qc_quant_job_free(&s->a1q), qc_quant_job_free(&s->a2q);
 }
 
 int qc_moe_weight_source(qc_op_call *c, int64_t experts, int64_t r1, int64_t hidden, int64_t inter,
@@ -470,20 +635,26 @@ static int run(qc_op_call *c, moe_state *s)
         !(s->a2 = alloc(s, c, rows * (size_t)m->i, 8)))
         return 2;
     const moe_recipe *rc = &recipes[m->recipe];
+    int sm90 = m->model != QC_MOE_MODEL_EXACT;
+    s->b2 = b2;
     if (route_all(c, s, logits, rbias) ||
-        quant_exact(c, rc->act, x, m->t, m->h, s->a1, NULL, s->threads, NULL) || expert_gemm(c, s, 0))
+        (sm90 ? quant_codes(c, rc->act, x, m->t, m->h, &s->a1j, &s->a1q, s->a1, NULL) || expert_gemm_sm90(c, s, 0)
+              : quant_exact(c, rc->act, x, m->t, m->h, s->a1, NULL, s->threads, NULL) || expert_gemm(c, s, 0)))
         return 2;
     float *abf = alloc(s, c, rows * (size_t)m->i, 4);
     qc_cast_policy bf = qcref_default_policy();
     for (size_t i = 0; abf && i < rows * (size_t)m->i; i++) /* layouts.md §9.4: act -> bf16 -> quantize */
         abf[i] = qcref_decode(QC_BF16, qcref_encode(QC_BF16, s->act[i], &bf), &bf);
-    int bad = !abf || quant_exact(c, rc->act, abf, s->rows, m->i, s->a2, NULL, s->threads, NULL);
+    int bad = !abf || (sm90 ? quant_codes(c, rc->act, abf, s->rows, m->i, &s->a2j, &s->a2q, s->a2, NULL)
+                            : quant_exact(c, rc->act, abf, s->rows, m->i, s->a2, NULL, s->threads, NULL));
     free(abf);
     if (bad || stages_before_gemm2(c, s))
         return 2;
     /* a1, h and act live on in their stage tensors only: GEMM2 needs a2 */
     free(s->a1), free(s->h), free(s->act);
     s->a1 = NULL, s->h = NULL, s->act = NULL;
+    if (sm90)
+        return !(s->y32 = alloc(s, c, rows * (size_t)m->h, 4)) || expert_gemm_sm90(c, s, 1) || combine_sm90(c, s) ? 2 : 0;
     if (!(s->y64 = alloc(s, c, rows * (size_t)m->h, 8)) || !(s->s64 = alloc(s, c, rows * (size_t)m->h, 8)) ||
         expert_gemm(c, s, 1))
         return 2;
@@ -494,7 +665,7 @@ int qc_moe_op(qc_op_call *c, qc_moe_tweak tweak)
 {
     moe_state s;
     memset(&s, 0, sizeof s);
-    if (parse_cfg(c, &s.cfg))
+    if (parse_cfg(c, &s.cfg) || parse_model(c, &s.cfg))
         return 2;
     const qc_tensor *rb = qc_set_find((qc_tensor_set *)c->in, "route_bias");
     s.cfg.route.bias = rb && qc_tensor_numel(rb) ? rb->data : NULL; /* for a tweak to read; routing sets it again */
@@ -673,7 +844,7 @@ const qc_op qc_op_moe = {"moe",
                          "x, logits, route_bias, w13, w2, b13, b2 (f32) -> out bf16 [tokens, hidden], out.bound, "
                          "stage.* (route ids/weights, a1, gemm1, act, a2, gemm2, combine); params: recipe tokens "
                          "hidden inter experts top_k shared route n_group topk_group renorm rsf rsf_in_weights act "
-                         "order alpha beta limit weight_on_input bias",
+                         "order alpha beta limit weight_on_input bias model (exact, sm90-wgmma[-fast])",
                          ref_moe, offsetof(qcheck_backend, moe), abi_moe, moe_weight_inputs, NULL};
 
 /* parse_cfg for op moe_cpu (ops/op_moe_cpu.c): the same params, the same rules. */

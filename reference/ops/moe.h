@@ -101,6 +101,11 @@ float qcref_act_pair(const qc_act_cfg *c, float g, float u);
 /* One GEMM1 output row h (2I wide, or I for relu2) -> out (I wide). */
 void qcref_act_row(const qc_act_cfg *c, const float *h, size_t inter, float *out);
 
+/* The fp32 combine of one output element under model sm90-wgmma (layouts.md §9.2 with the order
+ * pinned): acc = +0, then acc = fl32(acc + fl32(w[j] y[j stride])) for the slots j = 0..slots-1 in
+ * routing order (top-k by rank, then the fused shared expert), then fl32(rsf_out acc). */
+float qcref_moe_combine_f32(const float *w, const float *y, size_t slots, size_t stride, float rsf_out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,5 @@
 /* moe_act.c: MoE activations and the W13 half orders (docs/spec/layouts.md §9.3, §6.1), fp32; exp
- * correctly rounded (arith/exp_cr.h), erff and tanhf libm's. */
+ * correctly rounded (arith/exp_cr.h), erff and tanhf libm's; the fp32 combine of model sm90-wgmma. */
 #include <math.h>
 #include <string.h>
 
@@ -68,4 +68,12 @@ void qcref_act_row(const qc_act_cfg *c, const float *h, size_t inter, float *out
             g = h[2 * j], u = h[2 * j + 1];
         out[j] = qcref_act_pair(c, g, u);
     }
+}
+
+float qcref_moe_combine_f32(const float *w, const float *y, size_t slots, size_t stride, float rsf_out)
+{
+    float acc = 0.0f;
+    for (size_t j = 0; j < slots; j++)
+        acc = acc + w[j] * y[j * stride]; /* two fp32 roundings: libqcref is built -ffp-contract=off */
+    return rsf_out * acc;
 }
