@@ -146,13 +146,15 @@ static int parse_cfg(qc_op_call *c, qc_moe_cfg *m)
  * (reference/arith/mma_sm90.h) under the K schedule of cuBLASLt and DeepGEMM (the tensor core's
  * sum promoted into fp32 every 128 of K; -fast: never), the fp32 combine of qcref_moe_combine_f32,
  * out.bound 0. 0, or 2 with c->err. */
+static const char *const model_names[] = {"exact", "sm90-wgmma", "sm90-wgmma-fast"}; /* by qc_moe_model */
+
 static int parse_model(qc_op_call *c, qc_moe_cfg *m)
 {
     const char *model = qc_param_or(c->params, "model", "exact");
     int w = recipes[m->recipe].weight;
-    m->model = !strcmp(model, "sm90-wgmma")        ? QC_MOE_MODEL_SM90
-               : !strcmp(model, "sm90-wgmma-fast") ? QC_MOE_MODEL_SM90_FAST
-                                                   : QC_MOE_MODEL_EXACT;
+    m->model = QC_MOE_MODEL_EXACT;
+    for (int i = 1; i < 3; i++)
+        m->model = strcmp(model, model_names[i]) ? m->model : (qc_moe_model)i;
     if (m->model == QC_MOE_MODEL_EXACT && strcmp(model, "exact"))
         snprintf(c->err, c->errlen, "param model=%s (known: exact, sm90-wgmma, sm90-wgmma-fast)", model);
     else if (m->model != QC_MOE_MODEL_EXACT && w != QC_RECIPE_TENSOR && w != QC_RECIPE_BLOCK)
@@ -363,7 +365,8 @@ static void gemm1_rows(moe_state *s, const int64_t *which, int64_t cnt, const do
     for (int64_t q = 0; q < cnt; q++) {
         int64_t r = which[q], e = s->ids[r];
         for (int64_t j = 0; j < s->r1; j++) {
-            float v = (float)(ya[q * s->r1 + j] + (add_bias ? (double)s->b13[e * s->r1 + j] : 0.0));
+            double y = ya[q * s->r1 + j]; /* no bias: not + 0.0, which would make a -0 +0 */
+            float v = (float)(add_bias ? y + (double)s->b13[e * s->r1 + j] : y);
             s->h[r * s->r1 + j] = s->cfg.weight_on_input ? v * s->w[r] : v;
         }
         qcref_act_row(&s->cfg.act, s->h + r * s->r1, (size_t)s->cfg.i, s->act + r * s->cfg.i);
@@ -793,15 +796,21 @@ static int abi_moe(qc_op_call *c, const qcheck_backend *b)
 {
     moe_state s;
     memset(&s, 0, sizeof s);
-    if (parse_cfg(c, &s.cfg))
+    if (parse_cfg(c, &s.cfg) || parse_model(c, &s.cfg))
         return 2;
     qc_moe_cfg *m = &s.cfg;
     int64_t ne = m->e + m->shared;
     s.kk = m->route.top_k + m->shared, s.r1 = qcref_act_gated(m->act.act) ? 2 * m->i : m->i, s.rows = m->t * s.kk;
     const float *unused;
+    const moe_recipe *mr = &recipes[m->recipe];
+    qc_quant_job jobs[4]; /* a1, a2, w13, w2 */
     int rc = input(c, "x", m->t * m->h, &unused) || input(c, "logits", m->t * m->e, &unused) || weight_source(c, &s, ne) ||
              (m->bias && (input(c, "b13", ne * s.r1, &unused) || input(c, "b2", ne * m->h, &unused))) ||
-             qc_op_optional_f32(c, "route_bias", m->e, &unused);
+             qc_op_optional_f32(c, "route_bias", m->e, &unused) ||
+             (mr->act >= 0 && (qc_moe_quant_job(c, mr->act, m->t, m->h, &jobs[0]) ||
+                               qc_moe_quant_job(c, mr->act, s.rows, m->i, &jobs[1]))) ||
+             (mr->weight >= 0 && (qc_moe_quant_job(c, mr->weight, s.r1, m->h, &jobs[2]) ||
+                                  qc_moe_quant_job(c, mr->weight, m->h, m->i, &jobs[3])));
     moe_weights w = {&s, ne};
     qcheck_stage st[NSTAGES];
     int64_t shapes[NSTAGES][2] = {{m->t, s.kk}, {m->t, s.kk}, {m->t, m->h}, {s.rows, s.r1}, {s.rows, m->i},
@@ -810,6 +819,9 @@ static int abi_moe(qc_op_call *c, const qcheck_backend *b)
     qcheck_moe_args a = {.tokens = m->t, .hidden = m->h, .inter = m->i, .experts = m->e, .shared = m->shared,
                          .top_k = m->route.top_k, .r1 = s.r1, .recipe = recipes[m->recipe].name,
                          .act_recipe = recipes[m->recipe].act, .weight_recipe = recipes[m->recipe].weight,
+                         .model = model_names[m->model], .a1_spec = mr->act >= 0 ? &jobs[0] : NULL,
+                         .a2_spec = mr->act >= 0 ? &jobs[1] : NULL, .w13_spec = mr->weight >= 0 ? &jobs[2] : NULL,
+                         .w2_spec = mr->weight >= 0 ? &jobs[3] : NULL,
                          .route = m->route, .act = m->act, .weight_on_input = m->weight_on_input, .bias = m->bias,
                          .rsf_out = m->rsf_out, .weights = weights_f32, .weights_self = &w, .stages = st,
                          .nstages = NSTAGES};

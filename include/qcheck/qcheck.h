@@ -1,4 +1,5 @@
-/* qcheck.h: the public backend ABI of qcheck, version 2 (2 added the converter slots after bringup).
+/* qcheck.h: the public backend ABI of qcheck, version 3 (2 added the converter slots after bringup;
+ * 3 the model and the quantization specs of the moe op).
  *
  * A backend is a table of typed kernel slots (BLIS-style): one function per op, each taking that
  * op's argument struct. The harness parses every instance's params once into these structs,
@@ -33,7 +34,7 @@
 extern "C" {
 #endif
 
-#define QCHECK_ABI_VERSION 2u
+#define QCHECK_ABI_VERSION 3u
 
 typedef enum qcheck_status {
     QCHECK_OK = 0,
@@ -247,6 +248,13 @@ typedef struct qcheck_moe_args {
     int64_t tokens, hidden, inter, experts, shared, top_k, r1;
     const char *recipe;    /* bf16 fp8_tensor fp8_block nvfp4 mxfp8 mxfp4 */
     int act_recipe, weight_recipe; /* qc_recipe of activations / weights, -1: bf16 */
+    /* "exact" (fp64 expert GEMMs, out within GEMM2's fp32 bound), "sm90-wgmma" or "sm90-wgmma-fast"
+     * (the expert GEMMs of the H200's tensor core, bit-exact: docs/backends.md "moe") */
+    const char *model;
+    /* The quantizations of the recipe as the op applies them (NULL where the recipe has none):
+     * a1 of x [tokens, hidden], a2 of bf16(act) [tokens * (top_k + shared), inter], and one
+     * expert's w13 [r1, hidden] and w2 [hidden, inter] */
+    const qcheck_quant_spec *a1_spec, *a2_spec, *w13_spec, *w2_spec;
     qc_route_cfg route;
     qc_act_cfg act;
     int weight_on_input, bias;

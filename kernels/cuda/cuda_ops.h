@@ -26,6 +26,10 @@ qcheck_status qc_cuda_bringup(qcheck_bringup_args *a, qcheck_ctx *ctx);
 qcheck_status qc_cuda_bringup_mma(qcheck_bringup_args *a, qcheck_ctx *ctx, int sms);
 /* gemm_wgmma.cu (sm_90a only): fp8_tensor / fp8_rowwise / fp8_block on wgmma, models sm90-wgmma[-fast]. */
 qcheck_status qc_cuda_gemm(const qcheck_gemm_args *a, qcheck_ctx *ctx);
+/* gemm_wgmma.cu: NULL when the device runs wgmma (sm_90), else why not, written to why. */
+const char *qck_wgmma_unsupported(int device, char *why, size_t n);
+/* runtime.cu: the fused MoE under models sm90-wgmma[-fast] (fp8_tensor, fp8_block). */
+qcheck_status qck_moe(const qcheck_moe_args *a, qcheck_ctx *ctx);
 
 #ifdef __cplusplus
 }

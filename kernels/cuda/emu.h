@@ -29,6 +29,7 @@
 #define __forceinline__ inline
 #define __launch_bounds__(n)
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
 
 struct qck_dim3 {
     unsigned x, y, z;

@@ -6,6 +6,7 @@
 #define QCK_LAUNCH_H
 
 #include "numerics.cuh"
+#include "ops/moe.h"
 
 /* The element encoder a quant kernel is instantiated with. */
 enum qck_cast_kind {
@@ -83,6 +84,43 @@ gpuError_t qck_launch_fnuz(uint8_t *w, int64_t n, float *scale, int64_t ns, int 
 /* The block-scale swizzle of B batches of [R, C] elements of eb bytes (1 or 2) into [B, Rg, Cg]. */
 gpuError_t qck_launch_swizzle(const uint8_t *x, uint8_t *y, int64_t B, int64_t R, int64_t C, int64_t Rg, int64_t Cg,
                               int tile, int eb, int sms, gpuStream_t s);
+
+/* One FP8 GEMM on Hopper's tensor core (gemm_wgmma.cu, sm_90a; in the CPU emulation the model it
+ * equals): c [m, n] = a [m, k] x b [n, k]^T in 64 x 8 tiles, the tensor core's sum promoted into
+ * fp32 every `promote` k-steps of 32 (0: never) with the kind's scales (tensor: sa[0] sb[0];
+ * rowwise: sa[row], sb[col]; block: sa [m, L] per 1 x 128, sb [ceil(n/128), L] per 128 x 128,
+ * L = ceil(k/128)), + bias [n], stored as out (f32, bf16 or f16: RNE under outp).
+ * Grouped (the MoE's expert GEMMs, a_row != NULL): m counts padded rows in tiles of 64, each tile
+ * one expert's (tile_expert, -1: an empty tile); row i of the tile reads a's row a_row[i] and
+ * writes c's row c_row[i] (-1: padding), and the tile's b, sb and bias are its expert's (+ e
+ * b_stride bytes, + e sb_stride floats, + e n floats). */
+typedef struct qck_gemm_problem {
+    const uint8_t *a, *b;
+    const float *sa, *sb, *bias;
+    void *c;
+    int64_t m, n, k;
+    int kind, promote;
+    qc_format out;
+    qc_cast_policy outp;
+    const int *a_row, *c_row, *tile_expert;
+    int64_t b_stride, sb_stride;
+} qck_gemm_problem;
+gpuError_t qck_launch_gemm_wgmma(const qck_gemm_problem *p, int a_e5m2, int b_e5m2, gpuStream_t s);
+
+/* The fused MoE around its expert GEMMs (moe_kernels.cu; reference/ops/moe.h):
+ * route: logits [tokens, c->experts] (c->bias: the device's correction bias) -> ids, w [tokens,
+ *   top_k + n_shared], one warp per token;
+ * act: h [rows, r1] (GEMM1's fp32 outputs with b13) times w per row with weight_on_input, in
+ *   place -> act [rows, inter] and act_bf16 (act rounded to bf16 under bf, as fp32);
+ * combine: y [tokens * kk, hidden] -> comb = rsf_out * sum_j w_j y_j in fp32 in slot order, out
+ *   its bf16 codes under bf. */
+gpuError_t qck_launch_moe_route(const float *logits, const qc_route_cfg *c, int64_t tokens, int *ids, float *w, int sms,
+                                gpuStream_t s);
+gpuError_t qck_launch_moe_act(float *h, const float *w, const qc_act_cfg *c, int weight_on_input, int64_t rows,
+                              int64_t inter, const qc_cast_policy *bf, float *act, float *act_bf16, int sms, gpuStream_t s);
+gpuError_t qck_launch_moe_combine(const float *y, const float *w, int weight_on_input, float rsf_out, int64_t tokens,
+                                  int64_t kk, int64_t hidden, const qc_cast_policy *bf, float *comb, uint16_t *out,
+                                  int sms, gpuStream_t s);
 
 /* The benchmark's copy kernel: n bytes (a multiple of 16), 16 bytes per thread and iteration. */
 gpuError_t qck_launch_copy(const void *src, void *dst, size_t n, int sms, gpuStream_t s);

@@ -21,6 +21,7 @@
 #ifndef QCK_NUMERICS_CUH
 #define QCK_NUMERICS_CUH
 
+#include <math.h>
 #include <string.h>
 
 #include "gpu.h"
@@ -86,6 +87,15 @@ QCK_HD float qck_add_rn(float a, float b)
     return __fadd_rn(a, b);
 #else
     return a + b;
+#endif
+}
+
+QCK_HD float qck_fma_rn(float a, float b, float c)
+{
+#if defined(QCK_DEVICE_PASS)
+    return __fmaf_rn(a, b, c);
+#else
+    return fmaf(a, b, c);
 #endif
 }
 

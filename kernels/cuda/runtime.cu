@@ -448,6 +448,30 @@ static const char *quant_setup(const qcheck_quant_spec *j, qck_quant_args *k, si
     return NULL;
 }
 
+enum { QUANT_WORDS = 64 }; /* the bytes of a quantization's reduction words (quant_buffers) */
+
+/* The device buffers of one quantization: the payload, the scales, nvfp4's global scale, the
+ * tile-code scratch and QUANT_WORDS bytes of reduction words. */
+static void quant_buffers(qck_quant_args *k, uint8_t *q, void *scale, float *gscale, uint8_t *codes, uint8_t *words)
+{
+    k->q = q, k->scale = scale, k->gscale = gscale, k->codes = codes, k->L = S.d_libm;
+    k->amax_bits = (unsigned int *)words, k->nan_index = (unsigned long long *)(words + 8);
+    k->dev_scale = (float *)(words + 16), k->bad = (unsigned long long *)(words + 32);
+}
+
+/* The dequantization of what quantization k writes. */
+static qck_dequant_args dequant_of(const qck_quant_args *k, const uint8_t *q, const void *scale, const float *gscale,
+                                   float *y)
+{
+    qck_dequant_args d;
+    memset(&d, 0, sizeof d);
+    d.recipe = k->recipe, d.p = k->p, d.rows = k->rows, d.cols = k->cols, d.tile_r = k->tile_r, d.tile_c = k->tile_c;
+    d.tiles_r = k->tiles_r, d.tiles_c = k->tiles_c, d.fp4 = k->fp4, d.scale_kind = k->scale_kind;
+    d.tg_layout = k->tg_layout, d.sf_tile = k->sf_tile, d.sf_cp = k->sf_cp;
+    d.q = q, d.scale = scale, d.gscale = gscale, d.y = y;
+    return d;
+}
+
 extern "C" qcheck_status qck_quant(const qcheck_quant_args *a, qcheck_ctx *ctx)
 {
     const qcheck_quant_spec *j = a->spec;
@@ -470,12 +494,10 @@ extern "C" qcheck_status qck_quant(const qcheck_quant_args *a, qcheck_ctx *ctx)
                    "(libm_table.h)", qc_recipe_name(j->recipe), j->profile->name);
     qck_plan P = {0};
     size_t ox = part(&P, (size_t)n * 4), oq = part(&P, qbytes), os = part(&P, sbytes), og = part(&P, 4);
-    size_t oc = part(&P, qck_quant_scratch_bytes(&k)), ow = part(&P, 64);
+    size_t oc = part(&P, qck_quant_scratch_bytes(&k)), ow = part(&P, QUANT_WORDS);
     TRY(reserve(ctx, &P));
     TRY(put(ctx, ox, a->x.data, (size_t)n * 4));
-    k.q = S.dev + oq, k.scale = S.dev + os, k.gscale = (float *)(S.dev + og), k.codes = S.dev + oc, k.L = S.d_libm;
-    k.amax_bits = (unsigned int *)(S.dev + ow), k.nan_index = (unsigned long long *)(S.dev + ow + 8);
-    k.dev_scale = (float *)(S.dev + ow + 16), k.bad = (unsigned long long *)(S.dev + ow + 32);
+    quant_buffers(&k, S.dev + oq, S.dev + os, (float *)(S.dev + og), S.dev + oc, S.dev + ow);
     if (sbytes)
         CK(gpuMemsetAsync(k.scale, 0, sbytes, S.stream), "cudaMemsetAsync (scale padding)");
     LAUNCH(qck_launch_quant(&k, S.dev + ox, 0, S.sms, S.stream), "quant kernel launch");
@@ -505,21 +527,341 @@ extern "C" qcheck_status qck_dequant(const qcheck_dequant_args *a, qcheck_ctx *c
                    "expects %zu, %zu, %zu, %zu", qc_recipe_name(j->recipe), a->q.nbytes, a->scale.nbytes,
                    a->gscale.nbytes, a->y.nbytes, qbytes, sbytes, gbytes, (size_t)n * 4);
     TRY(init(ctx));
-    qck_dequant_args d;
-    memset(&d, 0, sizeof d);
-    d.recipe = k.recipe, d.p = k.p, d.rows = k.rows, d.cols = k.cols, d.tile_r = k.tile_r, d.tile_c = k.tile_c;
-    d.tiles_r = k.tiles_r, d.tiles_c = k.tiles_c, d.fp4 = k.fp4, d.scale_kind = k.scale_kind, d.tg_layout = k.tg_layout;
-    d.sf_tile = k.sf_tile, d.sf_cp = k.sf_cp;
     qck_plan P = {0};
     size_t oq = part(&P, qbytes), os = part(&P, sbytes), og = part(&P, 4), oy = part(&P, (size_t)n * 4);
     TRY(reserve(ctx, &P));
     TRY(put(ctx, oq, a->q.data, qbytes));
     TRY(put(ctx, os, a->scale.data, sbytes));
     TRY(put(ctx, og, a->gscale.data, gbytes));
-    d.q = S.dev + oq, d.scale = S.dev + os, d.gscale = (const float *)(S.dev + og), d.y = (float *)(S.dev + oy);
+    qck_dequant_args d = dequant_of(&k, S.dev + oq, S.dev + os, (const float *)(S.dev + og), (float *)(S.dev + oy));
     LAUNCH(qck_launch_dequant(&d, S.sms, S.stream), "dequant kernel launch");
     TRY(get(ctx, oy, (size_t)n * 4));
     TRY(finish(ctx));
     memcpy(a->y.data, S.host + oy, (size_t)n * 4);
     return QCHECK_OK;
+}
+
+/* ---------------------------------------------------------------- moe */
+#if !defined(QCK_HIP) /* the expert GEMMs are wgmma's (gemm_wgmma.cu), which the HIP build has not */
+
+/* What this backend cannot do for the MoE, or NULL. The expert GEMMs are wgmma's (gemm_wgmma.cu),
+ * so the MoE is the op's model sm90-wgmma[-fast] (harness/ops/op_moe.c), bit for bit. */
+static const char *moe_declines(const qcheck_moe_args *a, char *why, size_t n)
+{
+    const char *model = a->model ? a->model : "exact";
+    int tensor = a->act_recipe == QC_RECIPE_TENSOR && a->weight_recipe == QC_RECIPE_TENSOR;
+    int block = a->act_recipe == QC_RECIPE_TOKEN_GROUP && a->weight_recipe == QC_RECIPE_BLOCK;
+    if (strcmp(model, "sm90-wgmma") && strcmp(model, "sm90-wgmma-fast"))
+        snprintf(why, n, "moe model %s: the expert GEMMs accumulate in the tensor core, which is model "
+                 "sm90-wgmma[-fast] bit for bit and outside model exact's fp32 bound (docs/notes/mma_sm90.md)", model);
+    else if (!tensor && !block)
+        snprintf(why, n, "moe recipe %s (cuda: fp8_tensor and fp8_block, on wgmma)", a->recipe);
+    else if (!a->a1_spec || !a->a2_spec || !a->w13_spec || !a->w2_spec)
+        snprintf(why, n, "moe: the harness gave no quantization specs (ABI version 3 gives them)");
+    else if (a->act.act == QC_ACT_GELU || a->act.act == QC_ACT_GELU_TANH)
+        snprintf(why, n, "moe activation %s: erff / tanhf are the host libm's, which the device does not reproduce "
+                 "(cuda: silu, relu2, swiglu_oai, swiglu_step)", qc_act_name(a->act.act));
+    else {
+        const qcheck_quant_spec *sp[4] = {a->a1_spec, a->a2_spec, a->w13_spec, a->w2_spec};
+        for (int i = 0; i < 4; i++) {
+            qck_quant_args k;
+            size_t sb;
+            const char *q = quant_setup(sp[i], &k, &sb);
+            qc_format e = sp[i]->policy.elem;
+            if (q)
+                snprintf(why, n, "moe: quant %s: %s", qc_recipe_name(sp[i]->recipe), q);
+            else if (e != QC_E4M3FN && e != QC_E5M2)
+                snprintf(why, n, "moe: %s elements %s (wgmma: e4m3fn, e5m2)", qc_recipe_name(sp[i]->recipe),
+                         qc_format_name(e));
+            else if (sp[i]->recipe == QC_RECIPE_TOKEN_GROUP && (sp[i]->policy.group != 128 || sp[i]->layout != QC_SL_ROW))
+                snprintf(why, n, "moe: token groups of %d, scale_layout=%s (cuda: 128, row)", sp[i]->policy.group,
+                         qc_scale_layout_name(sp[i]->layout));
+            else if (sp[i]->recipe == QC_RECIPE_BLOCK && (sp[i]->policy.block_r != 128 || sp[i]->policy.block_c != 128))
+                snprintf(why, n, "moe: weight blocks of %dx%d (cuda: 128x128)", sp[i]->policy.block_r,
+                         sp[i]->policy.block_c);
+            else if (sp[i]->has_sf_layout || uses_log2_ceil(sp[i]))
+                snprintf(why, n, "moe: %s scales through a layout map or a log2-ceil rule (cuda moe: neither)",
+                         qc_recipe_name(sp[i]->recipe));
+            else
+                continue;
+            return why;
+        }
+        return NULL;
+    }
+    return why;
+}
+
+/* The expert-sorted rows of the grouped GEMMs (the harness's routing, as the device wrote it): the
+ * experts that got rows, each a run of 64-row tiles, its rows in order, then padding (-1). */
+typedef struct moe_layout {
+    int64_t used, padded;  /* experts with rows; rows of the padded layout (a multiple of 64) */
+    int *slot_expert;      /* [used]: the expert of each weight slot */
+    int *a_row1, *a_row2, *c_row, *tile; /* [padded]: a1's row (the token), a2's row, the output row; [padded / 64] */
+} moe_layout;
+
+static void moe_layout_free(moe_layout *L)
+{
+    free(L->slot_expert), free(L->a_row1), free(L->a_row2), free(L->c_row), free(L->tile);
+}
+
+/* 0, or 1 out of memory; -1 when an id is no expert of ne. */
+static int moe_layout_of(const int *ids, int64_t rows, int64_t kk, int64_t ne, moe_layout *L)
+{
+    int64_t *count = (int64_t *)calloc((size_t)ne + 1, sizeof *count);
+    memset(L, 0, sizeof *L);
+    if (!count)
+        return 1;
+    for (int64_t r = 0; r < rows; r++) {
+        if (ids[r] < 0 || ids[r] >= ne)
+            return free(count), -1;
+        count[ids[r]]++;
+    }
+    for (int64_t e = 0; e < ne; e++)
+        if (count[e])
+            L->used++, L->padded += (count[e] + 63) / 64 * 64;
+    L->slot_expert = (int *)malloc(((size_t)L->used + 1) * sizeof(int));
+    L->a_row1 = (int *)malloc(((size_t)L->padded + 1) * sizeof(int));
+    L->a_row2 = (int *)malloc(((size_t)L->padded + 1) * sizeof(int));
+    L->c_row = (int *)malloc(((size_t)L->padded + 1) * sizeof(int));
+    L->tile = (int *)malloc(((size_t)L->padded / 64 + 1) * sizeof(int));
+    if (!L->slot_expert || !L->a_row1 || !L->a_row2 || !L->c_row || !L->tile)
+        return free(count), 1;
+    int64_t at = 0, slot = 0;
+    for (int64_t e = 0; e < ne; e++) {
+        if (!count[e])
+            continue;
+        int64_t end = at + (count[e] + 63) / 64 * 64;
+        for (int64_t t = at / 64; t < end / 64; t++)
+            L->tile[t] = (int)slot;
+        for (int64_t r = 0; r < rows; r++)
+            if (ids[r] == e)
+                L->a_row1[at] = (int)(r / kk), L->a_row2[at] = (int)r, L->c_row[at++] = (int)r;
+        for (; at < end; at++)
+            L->a_row1[at] = L->a_row2[at] = L->c_row[at] = -1;
+        L->slot_expert[slot++] = (int)e;
+    }
+    free(count);
+    return 0;
+}
+
+/* The used experts' quantized weights, on the device for the call: codes and scales of w13
+ * (t = 0) and w2 (t = 1) per slot, quantized by the backend's own kernels from the harness's f32. */
+typedef struct moe_weights {
+    uint8_t *codes[2], *scratch[2], *words;
+    float *scales[2], *staging, *host;
+    int64_t elems[2], nscales[2];
+} moe_weights;
+
+static void moe_weights_free(moe_weights *W)
+{
+    for (int t = 0; t < 2; t++) {
+        if (W->codes[t]) (void)gpuFree(W->codes[t]);
+        if (W->scales[t]) (void)gpuFree(W->scales[t]);
+        if (W->scratch[t]) (void)gpuFree(W->scratch[t]);
+    }
+    if (W->words) (void)gpuFree(W->words);
+    if (W->staging) (void)gpuFree(W->staging);
+    free(W->host);
+    memset(W, 0, sizeof *W);
+}
+
+static qcheck_status moe_quantize_weights(const qcheck_moe_args *a, const moe_layout *L, moe_weights *W,
+                                          qcheck_ctx *ctx)
+{
+    const qcheck_quant_spec *sp[2] = {a->w13_spec, a->w2_spec};
+    qck_quant_args k[2];
+    size_t sbytes[2];
+    for (int t = 0; t < 2; t++) {
+        quant_setup(sp[t], &k[t], &sbytes[t]); /* moe_declines ran it: no reason */
+        W->elems[t] = k[t].rows * k[t].cols, W->nscales[t] = (int64_t)sbytes[t] / 4;
+        CK(gpuMalloc((void **)&W->codes[t], (size_t)(L->used * W->elems[t]) + 1), "cudaMalloc (expert weights)");
+        CK(gpuMalloc((void **)&W->scales[t], sbytes[t] * (size_t)L->used + 4), "cudaMalloc (expert scales)");
+        CK(gpuMalloc((void **)&W->scratch[t], qck_quant_scratch_bytes(&k[t]) + 1), "cudaMalloc (quant scratch)");
+    }
+    int64_t most = W->elems[0] > W->elems[1] ? W->elems[0] : W->elems[1];
+    CK(gpuMalloc((void **)&W->words, QUANT_WORDS), "cudaMalloc (quant words)");
+    CK(gpuMalloc((void **)&W->staging, (size_t)most * 4 + 4), "cudaMalloc (weight staging)");
+    if (!(W->host = (float *)malloc((size_t)most * 4 + 4)))
+        return qcheck_say(ctx, QCHECK_FAILED, "cuda moe: out of host memory for one expert's weights");
+    for (int64_t s = 0; s < L->used; s++)
+        for (int t = 0; t < 2; t++) {
+            if (a->weights(a->weights_self, L->slot_expert[s], t, W->host))
+                return qcheck_say(ctx, QCHECK_FAILED, "cuda moe: the harness gave no %s of expert %d (out of memory)",
+                                  t ? "w2" : "w13", L->slot_expert[s]);
+            CK(gpuMemcpyAsync(W->staging, W->host, (size_t)W->elems[t] * 4, gpuMemcpyHostToDevice, S.stream),
+               "cudaMemcpyAsync (expert weights)");
+            quant_buffers(&k[t], W->codes[t] + s * W->elems[t], W->scales[t] + s * W->nscales[t],
+                          (float *)(W->words + 48), W->scratch[t], W->words);
+            CK(gpuMemsetAsync(k[t].scale, 0, sbytes[t], S.stream), "cudaMemsetAsync (scales)");
+            LAUNCH(qck_launch_quant(&k[t], W->staging, 0, S.sms, S.stream), "quant kernel launch (expert weights)");
+            TRY(finish(ctx)); /* the staging buffers are the next tensor's */
+        }
+    return QCHECK_OK;
+}
+
+/* The per-slot rows of a per-expert tensor (b13 [ne, n] -> [used, n]) at off in the arena. */
+static qcheck_status put_by_slot(qcheck_ctx *ctx, size_t off, const float *src, const moe_layout *L, int64_t n)
+{
+    for (int64_t s = 0; s < L->used; s++)
+        TRY(put(ctx, off + (size_t)(s * n) * 4, src + (int64_t)L->slot_expert[s] * n, (size_t)n * 4));
+    return QCHECK_OK;
+}
+
+static qcheck_stage *stage_of(const qcheck_moe_args *a, const char *name)
+{
+    for (int i = 0; i < a->nstages; i++)
+        if (!strcmp(a->stages[i].name, name))
+            return &a->stages[i];
+    return NULL;
+}
+
+/* Copies n bytes of the arena's host side at off into stage name and marks it filled. */
+static void fill_stage(const qcheck_moe_args *a, const char *name, size_t off, size_t n)
+{
+    qcheck_stage *st = stage_of(a, name);
+    if (st && st->t.nbytes == n) {
+        if (n)
+            memcpy(st->t.data, S.host + off, n);
+        st->filled = 1;
+    }
+}
+
+/* The arena offsets of one MoE call. */
+typedef struct moe_plan {
+    size_t x, logits, rbias, b13, b2, ids, w, q1, s1, c1, k1, a1x, h, act, abf, q2, s2, c2, k2, a2x, y, comb, out;
+    size_t a_row1, a_row2, c_row, tile;
+} moe_plan;
+
+static qcheck_status moe_run(const qcheck_moe_args *a, qcheck_ctx *ctx, moe_layout *L, moe_weights *W)
+{
+    int64_t t = a->tokens, hd = a->hidden, it = a->inter, e = a->experts, ne = e + a->shared;
+    int64_t kk = a->top_k + a->shared, rows = t * kk, r1 = a->r1;
+    int block = a->weight_recipe == QC_RECIPE_BLOCK;
+    qck_quant_args q1, q2;
+    size_t s1, s2;
+    quant_setup(a->a1_spec, &q1, &s1), quant_setup(a->a2_spec, &q2, &s2);
+    int64_t maxpad = rows + (ne < rows ? ne : rows) * 63 + 64;
+    qck_plan P = {0};
+    moe_plan o;
+    o.x = part(&P, (size_t)(t * hd) * 4), o.logits = part(&P, (size_t)(t * e) * 4), o.rbias = part(&P, (size_t)e * 4);
+    o.b13 = part(&P, (size_t)(ne * r1) * 4), o.b2 = part(&P, (size_t)(ne * hd) * 4);
+    o.ids = part(&P, (size_t)rows * 4), o.w = part(&P, (size_t)rows * 4);
+    o.q1 = part(&P, (size_t)(t * hd)), o.s1 = part(&P, s1), o.c1 = part(&P, qck_quant_scratch_bytes(&q1));
+    o.k1 = part(&P, QUANT_WORDS), o.a1x = part(&P, (size_t)(t * hd) * 4);
+    o.h = part(&P, (size_t)(rows * r1) * 4), o.act = part(&P, (size_t)(rows * it) * 4);
+    o.abf = part(&P, (size_t)(rows * it) * 4), o.q2 = part(&P, (size_t)(rows * it)), o.s2 = part(&P, s2);
+    o.c2 = part(&P, qck_quant_scratch_bytes(&q2)), o.k2 = part(&P, QUANT_WORDS);
+    o.a2x = part(&P, (size_t)(rows * it) * 4), o.y = part(&P, (size_t)(rows * hd) * 4);
+    o.comb = part(&P, (size_t)(t * hd) * 4), o.out = part(&P, (size_t)(t * hd) * 2);
+    o.a_row1 = part(&P, (size_t)maxpad * 4), o.a_row2 = part(&P, (size_t)maxpad * 4);
+    o.c_row = part(&P, (size_t)maxpad * 4), o.tile = part(&P, (size_t)(maxpad / 64 + 1) * 4);
+    TRY(reserve(ctx, &P));
+    uint8_t *D = S.dev;
+    TRY(put(ctx, o.x, a->x.data, (size_t)(t * hd) * 4));
+    TRY(put(ctx, o.logits, a->logits.data, (size_t)(t * e) * 4));
+    qc_route_cfg rc = a->route;
+    rc.bias = NULL;
+    if (a->route_bias.data) {
+        TRY(put(ctx, o.rbias, a->route_bias.data, (size_t)e * 4));
+        rc.bias = (const float *)(D + o.rbias);
+    }
+    /* routing and a1 on the device; the ids come back to lay out the grouped GEMMs */
+    LAUNCH(qck_launch_moe_route((const float *)(D + o.logits), &rc, t, (int *)(D + o.ids), (float *)(D + o.w), S.sms,
+                                S.stream), "routing kernel launch");
+    quant_buffers(&q1, D + o.q1, D + o.s1, (float *)(D + o.k1 + 48), D + o.c1, D + o.k1);
+    CK(gpuMemsetAsync(D + o.s1, 0, s1, S.stream), "cudaMemsetAsync (a1 scales)");
+    LAUNCH(qck_launch_quant(&q1, D + o.x, 0, S.sms, S.stream), "quant kernel launch (a1)");
+    qck_dequant_args d1 = dequant_of(&q1, D + o.q1, D + o.s1, NULL, (float *)(D + o.a1x));
+    LAUNCH(qck_launch_dequant(&d1, S.sms, S.stream), "dequant kernel launch (a1)");
+    TRY(get(ctx, o.ids, (size_t)rows * 4));
+    TRY(get(ctx, o.w, (size_t)rows * 4));
+    TRY(finish(ctx));
+    int bad = moe_layout_of((const int *)(S.host + o.ids), rows, kk, ne, L);
+    if (bad)
+        return qcheck_say(ctx, QCHECK_FAILED, bad < 0 ? "cuda moe: the routing kernel wrote an expert id outside [0, %lld)"
+                                                      : "cuda moe: out of host memory (%lld experts)", (long long)ne);
+    TRY(put(ctx, o.a_row1, L->a_row1, (size_t)L->padded * 4));
+    TRY(put(ctx, o.a_row2, L->a_row2, (size_t)L->padded * 4));
+    TRY(put(ctx, o.c_row, L->c_row, (size_t)L->padded * 4));
+    TRY(put(ctx, o.tile, L->tile, (size_t)(L->padded / 64) * 4));
+    if (a->bias) {
+        TRY(put_by_slot(ctx, o.b13, (const float *)a->b13.data, L, r1));
+        TRY(put_by_slot(ctx, o.b2, (const float *)a->b2.data, L, hd));
+    }
+    TRY(moe_quantize_weights(a, L, W, ctx));
+    /* GEMM1, its epilogue and the activation, a2, GEMM2, the combine */
+    qck_gemm_problem g = {};
+    g.kind = block ? QC_GEMM_FP8_BLOCK : QC_GEMM_FP8_TENSOR, g.promote = strcmp(a->model, "sm90-wgmma-fast") ? 4 : 0;
+    g.out = QC_F32, g.outp = qcref_default_policy(), g.m = L->padded, g.c_row = (const int *)(D + o.c_row);
+    g.tile_expert = (const int *)(D + o.tile);
+    g.a = D + o.q1, g.sa = (const float *)(D + o.s1), g.a_row = (const int *)(D + o.a_row1), g.n = r1, g.k = hd;
+    g.b = W->codes[0], g.sb = W->scales[0], g.b_stride = W->elems[0], g.sb_stride = W->nscales[0];
+    g.bias = a->bias ? (const float *)(D + o.b13) : NULL, g.c = D + o.h;
+    int e5[4] = {a->a1_spec->policy.elem == QC_E5M2, a->w13_spec->policy.elem == QC_E5M2,
+                 a->a2_spec->policy.elem == QC_E5M2, a->w2_spec->policy.elem == QC_E5M2};
+    LAUNCH(qck_launch_gemm_wgmma(&g, e5[0], e5[1], S.stream), "GEMM1 kernel launch");
+    qc_cast_policy bf = qcref_default_policy();
+    LAUNCH(qck_launch_moe_act((float *)(D + o.h), (const float *)(D + o.w), &a->act, a->weight_on_input, rows, it, &bf,
+                              (float *)(D + o.act), (float *)(D + o.abf), S.sms, S.stream), "activation kernel launch");
+    quant_buffers(&q2, D + o.q2, D + o.s2, (float *)(D + o.k2 + 48), D + o.c2, D + o.k2);
+    CK(gpuMemsetAsync(D + o.s2, 0, s2, S.stream), "cudaMemsetAsync (a2 scales)");
+    LAUNCH(qck_launch_quant(&q2, D + o.abf, 0, S.sms, S.stream), "quant kernel launch (a2)");
+    qck_dequant_args d2 = dequant_of(&q2, D + o.q2, D + o.s2, NULL, (float *)(D + o.a2x));
+    LAUNCH(qck_launch_dequant(&d2, S.sms, S.stream), "dequant kernel launch (a2)");
+    g.a = D + o.q2, g.sa = (const float *)(D + o.s2), g.a_row = (const int *)(D + o.a_row2), g.n = hd, g.k = it;
+    g.b = W->codes[1], g.sb = W->scales[1], g.b_stride = W->elems[1], g.sb_stride = W->nscales[1];
+    g.bias = a->bias ? (const float *)(D + o.b2) : NULL, g.c = D + o.y;
+    LAUNCH(qck_launch_gemm_wgmma(&g, e5[2], e5[3], S.stream), "GEMM2 kernel launch");
+    LAUNCH(qck_launch_moe_combine((const float *)(D + o.y), (const float *)(D + o.w), a->weight_on_input, a->rsf_out, t,
+                                  kk, hd, &bf, (float *)(D + o.comb), (uint16_t *)(D + o.out), S.sms, S.stream),
+           "combine kernel launch");
+    size_t back[][2] = {{o.a1x, (size_t)(t * hd) * 4}, {o.h, (size_t)(rows * r1) * 4}, {o.act, (size_t)(rows * it) * 4},
+                        {o.a2x, (size_t)(rows * it) * 4}, {o.y, (size_t)(rows * hd) * 4}, {o.comb, (size_t)(t * hd) * 4},
+                        {o.out, (size_t)(t * hd) * 2}};
+    for (size_t i = 0; i < sizeof back / sizeof back[0]; i++)
+        TRY(get(ctx, back[i][0], back[i][1]));
+    TRY(finish(ctx));
+    memcpy(a->out.data, S.host + o.out, (size_t)(t * hd) * 2);
+    const char *names[] = {"route.ids", "route.weights", "a1.x", "gemm1.h", "act.a", "a2.x", "gemm2.y", "combine.out"};
+    size_t at[] = {o.ids, o.w, o.a1x, o.h, o.act, o.a2x, o.y, o.comb};
+    size_t bytes[] = {(size_t)rows * 4, (size_t)rows * 4, back[0][1], back[1][1], back[2][1], back[3][1], back[4][1],
+                      back[5][1]};
+    for (int i = 0; i < 8; i++)
+        fill_stage(a, names[i], at[i], bytes[i]);
+    return QCHECK_OK;
+}
+
+#endif
+
+extern "C" qcheck_status qck_moe(const qcheck_moe_args *a, qcheck_ctx *ctx)
+{
+#if defined(QCK_HIP)
+    (void)a;
+    return qcheck_say(ctx, QCHECK_DECLINED, "moe: the expert GEMMs run on wgmma (sm_90), which the HIP build has no "
+                      "equivalent of");
+#else
+    char why[512];
+    if (moe_declines(a, why, sizeof why))
+        return qcheck_say(ctx, QCHECK_DECLINED, "%s", why);
+    int64_t t = a->tokens, hd = a->hidden, e = a->experts, ne = e + a->shared;
+    if (a->x.nbytes != (size_t)(t * hd) * 4 || a->logits.nbytes != (size_t)(t * e) * 4 ||
+        a->out.nbytes != (size_t)(t * hd) * 2 || (a->route_bias.data && a->route_bias.nbytes != (size_t)e * 4) ||
+        (a->bias && (a->b13.nbytes != (size_t)(ne * a->r1) * 4 || a->b2.nbytes != (size_t)(ne * hd) * 4)))
+        return qcheck_say(ctx, QCHECK_BAD_INPUT, "cuda moe: tensor sizes do not match tokens=%lld hidden=%lld "
+                          "experts=%lld", (long long)t, (long long)hd, (long long)e);
+    TRY(init(ctx));
+    if (qck_wgmma_unsupported(ctx->device, why, sizeof why))
+        return qcheck_say(ctx, QCHECK_DECLINED, "cuda moe: %s", why);
+    if (t == 0) { /* no rows: every stage is empty, and computed */
+        for (int i = 0; i < a->nstages; i++)
+            a->stages[i].filled = 1;
+        return QCHECK_OK;
+    }
+    moe_layout L;
+    moe_weights W;
+    memset(&L, 0, sizeof L), memset(&W, 0, sizeof W);
+    qcheck_status st = moe_run(a, ctx, &L, &W);
+    moe_layout_free(&L), moe_weights_free(&W);
+    return st;
+#endif
 }
