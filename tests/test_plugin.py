@@ -56,7 +56,7 @@ def main():
     check("tie_flip" in out, "and the mismatch class names the tie flip")
 
     rc, _, err = run(qcheck, ["run", "--case", "cast_fp8", "--backend", "plugin:" + abi99])
-    check(rc == 2 and "ABI version 99" in err and "version 2" in err, "an ABI mismatch is exit 2 naming both: " + err.strip())
+    check(rc == 2 and "ABI version 99" in err and "version 3" in err, "an ABI mismatch is exit 2 naming both: " + err.strip())
     rc, _, err = run(qcheck, ["run", "--backend", "plugin:/nonexistent/libx.so"])
     check(rc == 2 and "/nonexistent/libx.so" in err, "a missing plugin file is exit 2 naming it")
     rc, _, err = run(qcheck, ["run", "--backend", "plugin:" + example + ":no-such"])

@@ -6,8 +6,8 @@
  * the op uses: plain double arithmetic, the same bits on the host and the device), the sums in the
  * op's order. What does not depend on order runs across the lanes of a warp (the scores, the
  * maxima, the top-k selection); the sums are one lane's, in expert or slot order. */
+#include "launch.h" /* first: under HIP, gpu.h's runtime header gives memcpy its device overload */
 #include "arith/exp_cr.h"
-#include "launch.h"
 
 namespace {
 
