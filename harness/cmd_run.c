@@ -290,13 +290,19 @@ static void record_run(qc_run_info *info, int argc, char **argv, const char *sui
 static void summarize(const qc_result *res, int n, const qc_backend *const *backends, int nb, int whole_suite,
                       int *exit_code)
 {
-    int count[QC_VERDICT_COUNT] = {0}, expected_fail = 0, mutants = 0, escaped = 0;
+    int count[QC_VERDICT_COUNT] = {0}, expected_fail = 0, mutants = 0, escaped = 0, not_run = 0;
     char escaped_names[1024] = "";
     for (int i = 0; i < n; i++)
         count[res[i].verdict]++;
     for (int b = 0; b < nb; b++) {
         if (strcmp(backends[b]->group, "mutants"))
             continue;
+        const char *why = qc_backend_unavailable(backends[b]);
+        if (why) { /* a bug planted in kernels that cannot run here (a GPU's): no verdict either way */
+            printf("MUTANT %s NOT RUN here: %s\n", backends[b]->name, why);
+            not_run++;
+            continue;
+        }
         mutants++;
         int tried = 0, failed = 0;
         for (int i = 0; i < n; i++)
@@ -321,6 +327,8 @@ static void summarize(const qc_result *res, int n, const qc_backend *const *back
         printf("mutants: %d of %d escaped the gate:%s\n", escaped, mutants, escaped_names);
     else if (mutants)
         printf("mutants: all %d caught (their failures are the gate working; they do not fail this run)\n", mutants);
+    if (not_run)
+        printf("mutants: %d not run here (their kernels need a device this machine lacks)\n", not_run);
     int declined = 0;
     for (int i = 0; i < n; i++)
         declined += res[i].verdict == QC_SKIPPED && !strncmp(res[i].figures, "declined:", 9);

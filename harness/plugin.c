@@ -48,6 +48,7 @@ const qc_backend *qc_plugin_load(const char *spec, char *err, size_t errlen)
     }
     if (qc_abi_check(b, spec, err, errlen))
         return NULL;
-    qc_backend be = {.name = strdup(spec), .group = "plugin", .doc = b->doc ? b->doc : "", .abi = b};
+    const char *group = b->flags & QCHECK_BACKEND_PLANTED ? "mutants" : "plugin"; /* a planted bug counts as a mutant */
+    qc_backend be = {.name = strdup(spec), .group = group, .doc = b->doc ? b->doc : "", .abi = b};
     return be.name ? qc_backend_add(&be, err, errlen) : NULL;
 }

@@ -50,7 +50,8 @@ static void build_table(void)
     table[n_table++] = &ref_backend;
     for (int i = 0; i < qc_builtin_backend_count && n_table < QC_MAX_BACKENDS / 2; i++) {
         const qcheck_backend *b = qc_builtin_backends[i];
-        builtin[i] = (qc_backend){.name = b->name, .group = qc_builtin_groups[i], .doc = b->doc, .abi = b};
+        const char *group = b->flags & QCHECK_BACKEND_PLANTED ? "mutants" : qc_builtin_groups[i];
+        builtin[i] = (qc_backend){.name = b->name, .group = group, .doc = b->doc, .abi = b};
         table[n_table++] = &builtin[i];
     }
     for (int i = 0; i < qc_mutant_backend_count && n_table < QC_MAX_BACKENDS - 20; i++)

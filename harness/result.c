@@ -23,3 +23,15 @@ void qc_appendf(char *buf, size_t len, const char *fmt, ...)
     vsnprintf(buf + at, len - at, fmt, ap);
     va_end(ap);
 }
+
+void qc_detail_seal(char *buf, size_t len)
+{
+    static const char more[] = "  ... (cut: the rest did not fit the item's report)\n";
+    size_t n = strlen(buf);
+    if (n + 1 < len || n == 0 || buf[n - 1] == '\n')
+        return;
+    size_t keep = n > sizeof more ? n - sizeof more : 0;
+    while (keep > 0 && buf[keep - 1] != '\n')
+        keep--;
+    snprintf(buf + keep, len - keep, "%s", more);
+}

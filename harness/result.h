@@ -21,6 +21,8 @@ static inline int qc_verdict_failing(qc_verdict v) { return v == QC_FAIL || v ==
 
 /* printf onto the end of the text in buf[len] (a result's detail): what does not fit is dropped. */
 void qc_appendf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A text that filled its buffer ends mid-line: cut it after its last whole line and say so. */
+void qc_detail_seal(char *buf, size_t len);
 
 /* Where an output's mismatches sit, for the HTML report: counts over a grid of bins of its logical
  * [rows, cols] (batches stacked as rows; cols in blocks when the output has them). */

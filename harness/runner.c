@@ -243,6 +243,7 @@ int qc_run_backend(const qc_instance *in, const qc_backend *b, const qc_run_conf
         qc_judge(in->c, &in->params, inputs, expected, &got, cfg->show, r);
         if (r->verdict == QC_FAIL) /* ops with stage tensors: where the backend first parts (stages.h) */
             qc_stage_report(&in->params, expected, &got, r->detail, sizeof r->detail, &r->plots);
+        qc_detail_seal(r->detail, sizeof r->detail);
         if (cfg->keep_failing && r->verdict == QC_FAIL)
             qc_keep_failing(cfg->keep_failing, in, b->name, inputs, expected, &got, r);
     }

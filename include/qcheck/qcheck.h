@@ -339,7 +339,11 @@ enum {
      * fork, restarted after a crash or a timeout), not a fresh child per item: for GPU backends,
      * whose driver state must never cross a fork(2) and whose context takes long to create. A
      * crash still makes only the item that was running ERROR. */
-    QCHECK_BACKEND_PERSISTENT = 1u
+    QCHECK_BACKEND_PERSISTENT = 1u,
+    /* A deliberately broken backend (a bug planted in real kernels): the harness counts it with
+     * the mutants (group "mutants", built in or loaded as a plugin), which must FAIL somewhere;
+     * its failures are the gate working, not a failed run. */
+    QCHECK_BACKEND_PLANTED = 2u
 };
 
 typedef struct qcheck_backend {

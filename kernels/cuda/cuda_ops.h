@@ -9,6 +9,18 @@
 extern "C" {
 #endif
 
+/* The bugs cuda_mutants.c plants in these kernels for the gate (0: none, the real backend): the
+ * bug classes of the gate's mutants (harness/gate/README.md), here in the CUDA code paths. */
+enum qck_plant_kind {
+    QCK_PLANT_NONE = 0,
+    QCK_PLANT_TIES_AWAY,       /* cast, quant: element ties away from zero where the policy says even */
+    QCK_PLANT_SCALE_ULP,       /* gemm, moe: every weight scale read one ulp larger by the GEMM kernel */
+    QCK_PLANT_OUT_TOWARD_ZERO, /* gemm: bf16 / f16 outputs rounded toward zero */
+    QCK_PLANT_GATE_UP_SWAPPED, /* moe: W13's gate and up halves read in the other order */
+    QCK_PLANT_COMBINE_REVERSED /* moe: the slots summed in reverse order */
+};
+extern int qck_plant; /* the current call's planted bug, set by a planted backend's slot */
+
 /* NULL when a CUDA device can run this build's code, else why not. Probes in a forked child
  * (cudaGetDeviceCount there, never in the caller's process); the answer is cached. */
 const char *qck_unavailable(void);

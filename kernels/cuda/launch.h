@@ -104,6 +104,7 @@ typedef struct qck_gemm_problem {
     qc_cast_policy outp;
     const int *a_row, *c_row, *tile_expert;
     int64_t b_stride, sb_stride;
+    int plant; /* cuda_ops.h qck_plant_kind: the gate's planted bug (0: none) */
 } qck_gemm_problem;
 gpuError_t qck_launch_gemm_wgmma(const qck_gemm_problem *p, int a_e5m2, int b_e5m2, gpuStream_t s);
 
@@ -112,15 +113,15 @@ gpuError_t qck_launch_gemm_wgmma(const qck_gemm_problem *p, int a_e5m2, int b_e5
  *   top_k + n_shared], one warp per token;
  * act: h [rows, r1] (GEMM1's fp32 outputs with b13) times w per row with weight_on_input, in
  *   place -> act [rows, inter] and act_bf16 (act rounded to bf16 under bf, as fp32);
- * combine: y [tokens * kk, hidden] -> comb = rsf_out * sum_j w_j y_j in fp32 in slot order, out
- *   its bf16 codes under bf. */
+ * combine: y [tokens * kk, hidden] -> comb = rsf_out * sum_j w_j y_j in fp32 in slot order (reversed:
+ *   the gate's planted bug), out its bf16 codes under bf. */
 gpuError_t qck_launch_moe_route(const float *logits, const qc_route_cfg *c, int64_t tokens, int *ids, float *w, int sms,
                                 gpuStream_t s);
 gpuError_t qck_launch_moe_act(float *h, const float *w, const qc_act_cfg *c, int weight_on_input, int64_t rows,
                               int64_t inter, const qc_cast_policy *bf, float *act, float *act_bf16, int sms, gpuStream_t s);
 gpuError_t qck_launch_moe_combine(const float *y, const float *w, int weight_on_input, float rsf_out, int64_t tokens,
-                                  int64_t kk, int64_t hidden, const qc_cast_policy *bf, float *comb, uint16_t *out,
-                                  int sms, gpuStream_t s);
+                                  int64_t kk, int64_t hidden, int reversed, const qc_cast_policy *bf, float *comb,
+                                  uint16_t *out, int sms, gpuStream_t s);
 
 /* The benchmark's copy kernel: n bytes (a multiple of 16), 16 bytes per thread and iteration. */
 gpuError_t qck_launch_copy(const void *src, void *dst, size_t n, int sms, gpuStream_t s);

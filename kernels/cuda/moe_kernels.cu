@@ -237,13 +237,15 @@ __global__ void act_kernel(float *h, const float *w, qc_act_cfg c, int weight_on
 
 /* out = rsf_out * sum_j w_j y_j in fp32 in slot order (moe.h qcref_moe_combine_f32), then bf16. */
 __global__ void combine_kernel(const float *y, const float *w, int weight_on_input, float rsf_out, int64_t tokens,
-                               int64_t kk, int64_t hidden, qc_cast_policy bf, float *comb, uint16_t *out)
+                               int64_t kk, int64_t hidden, int reversed, qc_cast_policy bf, float *comb, uint16_t *out)
 {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < tokens * hidden; i += (int64_t)gridDim.x * blockDim.x) {
         int64_t t = i / hidden, col = i % hidden;
         float acc = 0.0f;
-        for (int64_t q = 0; q < kk; q++)
+        for (int64_t j = 0; j < kk; j++) {
+            int64_t q = reversed ? kk - 1 - j : j;
             acc = qck_add_rn(acc, qck_mul(weight_on_input ? 1.0f : w[t * kk + q], y[(t * kk + q) * hidden + col]));
+        }
         float v = qck_mul(rsf_out, acc);
         comb[i] = v;
         out[i] = (uint16_t)qck_encode(QC_BF16, v, bf, nullptr);
@@ -275,11 +277,11 @@ gpuError_t qck_launch_moe_act(float *h, const float *w, const qc_act_cfg *c, int
 }
 
 gpuError_t qck_launch_moe_combine(const float *y, const float *w, int weight_on_input, float rsf_out, int64_t tokens,
-                                  int64_t kk, int64_t hidden, const qc_cast_policy *bf, float *comb, uint16_t *out,
-                                  int sms, gpuStream_t s)
+                                  int64_t kk, int64_t hidden, int reversed, const qc_cast_policy *bf, float *comb,
+                                  uint16_t *out, int sms, gpuStream_t s)
 {
     if (tokens * hidden > 0)
         QCK_LAUNCH(combine_kernel, grid_for(tokens * hidden, 256, sms), 256, s, y, w, weight_on_input, rsf_out, tokens,
-                   kk, hidden, *bf, comb, out);
+                   kk, hidden, reversed, *bf, comb, out);
     return gpuGetLastError();
 }

@@ -115,6 +115,15 @@ extern "C" const char *qck_unavailable(void)
     return why;
 }
 
+int qck_plant; /* cuda_ops.h: 0 but inside a planted backend's call */
+
+/* Element ties of a policy as the call's planted bug has them. */
+static void plant_ties(qc_cast_policy *p)
+{
+    if (qck_plant == QCK_PLANT_TIES_AWAY && p->ties == QC_TIES_EVEN)
+        p->ties = QC_TIES_AWAY;
+}
+
 /* ---------------------------------------------------------------- state */
 
 typedef struct qck_state {
@@ -266,7 +275,9 @@ extern "C" qcheck_status qck_cast(const qcheck_cast_args *a, qcheck_ctx *ctx)
     size_t ox = part(&P, (size_t)n * 4), oy = part(&P, out);
     TRY(reserve(ctx, &P));
     TRY(put(ctx, ox, a->x.data, (size_t)n * 4));
-    LAUNCH(qck_launch_cast((const float *)(S.dev + ox), n, S.dev + oy, a->to, &a->policy, S.d_libm, S.sms, S.stream),
+    qc_cast_policy pol = a->policy;
+    plant_ties(&pol);
+    LAUNCH(qck_launch_cast((const float *)(S.dev + ox), n, S.dev + oy, a->to, &pol, S.d_libm, S.sms, S.stream),
            "cast kernel launch");
     TRY(get(ctx, oy, out));
     TRY(finish(ctx));
@@ -498,6 +509,7 @@ extern "C" qcheck_status qck_quant(const qcheck_quant_args *a, qcheck_ctx *ctx)
     TRY(reserve(ctx, &P));
     TRY(put(ctx, ox, a->x.data, (size_t)n * 4));
     quant_buffers(&k, S.dev + oq, S.dev + os, (float *)(S.dev + og), S.dev + oc, S.dev + ow);
+    plant_ties(&k.p.cast);
     if (sbytes)
         CK(gpuMemsetAsync(k.scale, 0, sbytes, S.stream), "cudaMemsetAsync (scale padding)");
     LAUNCH(qck_launch_quant(&k, S.dev + ox, 0, S.sms, S.stream), "quant kernel launch");
@@ -793,6 +805,7 @@ static qcheck_status moe_run(const qcheck_moe_args *a, qcheck_ctx *ctx, moe_layo
     qck_gemm_problem g = {};
     g.kind = block ? QC_GEMM_FP8_BLOCK : QC_GEMM_FP8_TENSOR, g.promote = strcmp(a->model, "sm90-wgmma-fast") ? 4 : 0;
     g.out = QC_F32, g.outp = qcref_default_policy(), g.m = L->padded, g.c_row = (const int *)(D + o.c_row);
+    g.plant = qck_plant;
     g.tile_expert = (const int *)(D + o.tile);
     g.a = D + o.q1, g.sa = (const float *)(D + o.s1), g.a_row = (const int *)(D + o.a_row1), g.n = r1, g.k = hd;
     g.b = W->codes[0], g.sb = W->scales[0], g.b_stride = W->elems[0], g.sb_stride = W->nscales[0];
@@ -801,7 +814,10 @@ static qcheck_status moe_run(const qcheck_moe_args *a, qcheck_ctx *ctx, moe_layo
                  a->a2_spec->policy.elem == QC_E5M2, a->w2_spec->policy.elem == QC_E5M2};
     LAUNCH(qck_launch_gemm_wgmma(&g, e5[0], e5[1], S.stream), "GEMM1 kernel launch");
     qc_cast_policy bf = qcref_default_policy();
-    LAUNCH(qck_launch_moe_act((float *)(D + o.h), (const float *)(D + o.w), &a->act, a->weight_on_input, rows, it, &bf,
+    qc_act_cfg act = a->act;
+    if (qck_plant == QCK_PLANT_GATE_UP_SWAPPED)
+        act.order = act.order == QC_W13_GATE_UP ? QC_W13_UP_GATE : QC_W13_GATE_UP;
+    LAUNCH(qck_launch_moe_act((float *)(D + o.h), (const float *)(D + o.w), &act, a->weight_on_input, rows, it, &bf,
                               (float *)(D + o.act), (float *)(D + o.abf), S.sms, S.stream), "activation kernel launch");
     quant_buffers(&q2, D + o.q2, D + o.s2, (float *)(D + o.k2 + 48), D + o.c2, D + o.k2);
     CK(gpuMemsetAsync(D + o.s2, 0, s2, S.stream), "cudaMemsetAsync (a2 scales)");
@@ -813,7 +829,8 @@ static qcheck_status moe_run(const qcheck_moe_args *a, qcheck_ctx *ctx, moe_layo
     g.bias = a->bias ? (const float *)(D + o.b2) : NULL, g.c = D + o.y;
     LAUNCH(qck_launch_gemm_wgmma(&g, e5[2], e5[3], S.stream), "GEMM2 kernel launch");
     LAUNCH(qck_launch_moe_combine((const float *)(D + o.y), (const float *)(D + o.w), a->weight_on_input, a->rsf_out, t,
-                                  kk, hd, &bf, (float *)(D + o.comb), (uint16_t *)(D + o.out), S.sms, S.stream),
+                                  kk, hd, qck_plant == QCK_PLANT_COMBINE_REVERSED, &bf, (float *)(D + o.comb),
+                                  (uint16_t *)(D + o.out), S.sms, S.stream),
            "combine kernel launch");
     size_t back[][2] = {{o.a1x, (size_t)(t * hd) * 4}, {o.h, (size_t)(rows * r1) * 4}, {o.act, (size_t)(rows * it) * 4},
                         {o.a2x, (size_t)(rows * it) * 4}, {o.y, (size_t)(rows * hd) * 4}, {o.comb, (size_t)(t * hd) * 4},
