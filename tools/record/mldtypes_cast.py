@@ -27,7 +27,7 @@ DTYPES = {
 def midpoints(dtype):
     """The fp32 midpoints of neighbouring finite codes of dtype (decoded by ml_dtypes), with their
     fp32 neighbours."""
-    wide = dtype == ml_dtypes.bfloat16
+    wide = np.dtype(dtype).itemsize == 2  # bf16, f16
     codes = np.arange(0, 65536, 16, dtype=np.uint16) if wide else np.arange(256, dtype=np.uint8)
     v = codes.view(dtype).astype(np.float64)
     v = np.unique(v[np.isfinite(v)])
