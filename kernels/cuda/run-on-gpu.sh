@@ -11,6 +11,8 @@
 #   list           qcheck list backends: the cuda line must not say unavailable
 #   quick_cuda     qcheck run --backend cuda --jobs 1 -v: the quick tier (cases/)
 #   extra_cuda     the extra cases of kernels/cuda/cases (every profile and scale layout)
+#   planted        the bugs planted in these kernels (cuda_mutants.c, `--backend cuda-mutant:*`)
+#                  over the cases where they show: each must be caught (its MUTANT line)
 #   bench          bench_cuda_quant: GB/s of token_group, mxfp8 and nvfp4 (sf128x4) against a copy,
 #                  and its bf16 == fp32 byte check
 # Exit status: the first failing step's (the benchmark figures themselves never fail).
@@ -62,6 +64,12 @@ step quick_cuda 300 "$B/qcheck" run --backend "$backend" --jobs 1 -v
 summary quick_cuda
 step extra_cuda 300 env QCHECK_CASES="$here/cases" "$B/qcheck" run --backend "$backend" --jobs 1 -v
 summary extra_cuda
+if [ "$backend" = cuda ]; then
+  planted=$(grep -o '^cuda-mutant:[^ ]*' "$out/list.log" | paste -sd, -)
+  step planted 600 "$B/qcheck" run --backend "$planted" --jobs 1 --quiet --show 0 \
+    --case quant_fp8,cast_fp8,fp8_wgmma_gemm,fp8_tensor_wgmma_moe,fp8_block_wgmma_moe
+  grep -E '^(MUTANT|mutants:)' "$out/planted.log" | cut -c1-160
+fi
 step bench 180 "$B/bench_cuda_quant"
 cat "$out/bench.log"
 exit $status
