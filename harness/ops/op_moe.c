@@ -141,13 +141,13 @@ static int parse_cfg(qc_op_call *c, qc_moe_cfg *m)
     return 0;
 }
 
+static const char *const model_names[] = {"exact", "sm90-wgmma", "sm90-wgmma-fast"}; /* by qc_moe_model */
+
 /* Param model: exact (the default: fp64 expert GEMMs, out within GEMM2's fp32 bound) or
  * sm90-wgmma[-fast]: every expert GEMM as the H200's FP8 tensor core computes it
  * (reference/arith/mma_sm90.h) under the K schedule of cuBLASLt and DeepGEMM (the tensor core's
  * sum promoted into fp32 every 128 of K; -fast: never), the fp32 combine of qcref_moe_combine_f32,
  * out.bound 0. 0, or 2 with c->err. */
-static const char *const model_names[] = {"exact", "sm90-wgmma", "sm90-wgmma-fast"}; /* by qc_moe_model */
-
 static int parse_model(qc_op_call *c, qc_moe_cfg *m)
 {
     const char *model = qc_param_or(c->params, "model", "exact");

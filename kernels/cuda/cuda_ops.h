@@ -40,6 +40,9 @@ qcheck_status qc_cuda_bringup_mma(qcheck_bringup_args *a, qcheck_ctx *ctx, int s
 qcheck_status qc_cuda_gemm(const qcheck_gemm_args *a, qcheck_ctx *ctx);
 /* gemm_wgmma.cu: NULL when the device runs wgmma (sm_90), else why not, written to why. */
 const char *qck_wgmma_unsupported(int device, char *why, size_t n);
+/* gemm_wgmma.cu: NULL when the wgmma GEMM takes operands quantized by j (e4m3fn / e5m2 elements,
+ * token groups of 128 with row scales, 128x128 blocks, canonical scale layouts), else why not. */
+const char *qck_wgmma_spec_declines(const qcheck_quant_spec *j, char *why, size_t n);
 /* runtime.cu: the fused MoE under models sm90-wgmma[-fast] (fp8_tensor, fp8_block). */
 qcheck_status qck_moe(const qcheck_moe_args *a, qcheck_ctx *ctx);
 

@@ -137,19 +137,13 @@ const char *declines(const qcheck_gemm_args *a, char *why, size_t n)
         for (int s = 0; s < 2; s++) {
             const qcheck_quant_spec *j = op[s]->spec;
             char side = s ? 'b' : 'a';
+            char what[384];
             if (op[s]->form != QCHECK_FORM_QUANTIZED || !j)
                 snprintf(why, n, "operand %c is not in the quantized form", side);
             else if ((int)j->recipe != (s ? want_b : want_a))
                 snprintf(why, n, "operand %c recipe %s", side, qc_recipe_name(j->recipe));
-            else if (j->policy.elem != QC_E4M3FN && j->policy.elem != QC_E5M2)
-                snprintf(why, n, "operand %c elements %s (wgmma: e4m3fn, e5m2)", side, qc_format_name(j->policy.elem));
-            else if (j->recipe == QC_RECIPE_TOKEN_GROUP && (j->policy.group != 128 || j->layout != QC_SL_ROW))
-                snprintf(why, n, "operand a: groups of %d, scale_layout=%s (cuda gemm: 128, row)", j->policy.group,
-                         qc_scale_layout_name(j->layout));
-            else if (j->recipe == QC_RECIPE_BLOCK && (j->policy.block_r != 128 || j->policy.block_c != 128))
-                snprintf(why, n, "operand b blocks of %dx%d (cuda gemm: 128x128)", j->policy.block_r, j->policy.block_c);
-            else if (j->has_sf_layout)
-                snprintf(why, n, "operand %c scales through a layout map (cuda gemm: the canonical layout)", side);
+            else if (qck_wgmma_spec_declines(j, what, sizeof what))
+                snprintf(why, n, "operand %c: %s", side, what);
             else
                 continue;
             return why;
@@ -182,6 +176,22 @@ gpuError_t qck_launch_gemm_wgmma(const qck_gemm_problem *p, int a_e5m2, int b_e5
     if (tiles == 0) return gpuSuccess;
     QCK_LAUNCH(kernels[a_e5m2 * 2 + b_e5m2], (unsigned)tiles, 128, s, *p);
     return gpuGetLastError();
+}
+
+extern "C" const char *qck_wgmma_spec_declines(const qcheck_quant_spec *j, char *why, size_t n)
+{
+    if (j->policy.elem != QC_E4M3FN && j->policy.elem != QC_E5M2)
+        snprintf(why, n, "%s elements %s (wgmma: e4m3fn, e5m2)", qc_recipe_name(j->recipe), qc_format_name(j->policy.elem));
+    else if (j->recipe == QC_RECIPE_TOKEN_GROUP && (j->policy.group != 128 || j->layout != QC_SL_ROW))
+        snprintf(why, n, "token groups of %d, scale_layout=%s (cuda: 128, row)", j->policy.group,
+                 qc_scale_layout_name(j->layout));
+    else if (j->recipe == QC_RECIPE_BLOCK && (j->policy.block_r != 128 || j->policy.block_c != 128))
+        snprintf(why, n, "blocks of %dx%d (cuda: 128x128)", j->policy.block_r, j->policy.block_c);
+    else if (j->has_sf_layout)
+        snprintf(why, n, "%s scales through a layout map (cuda: the canonical layout)", qc_recipe_name(j->recipe));
+    else
+        return NULL;
+    return why;
 }
 
 /* NULL when this device runs wgmma, else why not (the reason in why). */

@@ -578,21 +578,14 @@ static const char *moe_declines(const qcheck_moe_args *a, char *why, size_t n)
         for (int i = 0; i < 4; i++) {
             qck_quant_args k;
             size_t sb;
+            char what[384];
             const char *q = quant_setup(sp[i], &k, &sb);
-            qc_format e = sp[i]->policy.elem;
             if (q)
                 snprintf(why, n, "moe: quant %s: %s", qc_recipe_name(sp[i]->recipe), q);
-            else if (e != QC_E4M3FN && e != QC_E5M2)
-                snprintf(why, n, "moe: %s elements %s (wgmma: e4m3fn, e5m2)", qc_recipe_name(sp[i]->recipe),
-                         qc_format_name(e));
-            else if (sp[i]->recipe == QC_RECIPE_TOKEN_GROUP && (sp[i]->policy.group != 128 || sp[i]->layout != QC_SL_ROW))
-                snprintf(why, n, "moe: token groups of %d, scale_layout=%s (cuda: 128, row)", sp[i]->policy.group,
-                         qc_scale_layout_name(sp[i]->layout));
-            else if (sp[i]->recipe == QC_RECIPE_BLOCK && (sp[i]->policy.block_r != 128 || sp[i]->policy.block_c != 128))
-                snprintf(why, n, "moe: weight blocks of %dx%d (cuda: 128x128)", sp[i]->policy.block_r,
-                         sp[i]->policy.block_c);
-            else if (sp[i]->has_sf_layout || uses_log2_ceil(sp[i]))
-                snprintf(why, n, "moe: %s scales through a layout map or a log2-ceil rule (cuda moe: neither)",
+            else if (qck_wgmma_spec_declines(sp[i], what, sizeof what))
+                snprintf(why, n, "moe: %s", what);
+            else if (uses_log2_ceil(sp[i]))
+                snprintf(why, n, "moe: %s scales by a log2-ceil rule (not supported by the cuda moe)",
                          qc_recipe_name(sp[i]->recipe));
             else
                 continue;
