@@ -450,7 +450,7 @@ static bool qck_group_kernel_fits(const qck_quant_args *a, int N)
 {
     if (a->recipe != QC_RECIPE_TOKEN_GROUP && a->recipe < QC_RECIPE_MXFP8)
         return false;
-    if (a->tile_c % N)
+    if (a->tile_c % N || a->cols % a->tile_c) /* a short last group goes to the tile kernel */
         return false;
     int64_t lanes = a->tile_c / N;
     return lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0;
