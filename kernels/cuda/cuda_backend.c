@@ -24,7 +24,7 @@ const qcheck_backend qc_backend_cuda = {
            "fp4_pack, fnuz_normalize, layout sf128x4/sf8x4/block_scale_interleave, quant + dequant of every recipe "
            "and profile (rcp.approx.ftz for fast math; scales row/col/col_tma/packed_ue8m0, sf128x4 on byte "
            "scales); gemm (fp8_tensor, fp8_rowwise, fp8_block) on wgmma under models sm90-wgmma and sm90-wgmma-fast, "
-           "bit for bit (sm_90); moe (fp8_tensor, fp8_block: routing, quantization, grouped wgmma GEMMs, activation "
+           "bit for bit (sm_90), and int8_rowwise (exact int32 dot, sgl-kernel's fp32 epilogue) on any device; moe (fp8_tensor, fp8_block: routing, quantization, grouped wgmma GEMMs, activation "
            "and combine on the device) under the same models; declines other layout maps, other gemm and moe models",
     .unavailable = qck_unavailable,
     .cast = qck_cast,
@@ -34,7 +34,7 @@ const qcheck_backend qc_backend_cuda = {
     .dequant = qck_dequant,
     .layout = qck_layout,
     .fnuz_normalize = qck_fnuz_normalize,
-    .gemm = qc_cuda_gemm,
+    .gemm = qck_gemm,
     .moe = qck_moe,
 #ifndef QCK_EMU /* bring-up characterises a real device: the emulation has none */
     .bringup = qc_cuda_bringup,

@@ -26,9 +26,9 @@
 
 PLANTED(ties_cast, qcheck_cast_args, qck_cast, QCK_PLANT_TIES_AWAY)
 PLANTED(ties_quant, qcheck_quant_args, qck_quant, QCK_PLANT_TIES_AWAY)
-PLANTED(ulp_gemm, qcheck_gemm_args, qc_cuda_gemm, QCK_PLANT_SCALE_ULP)
+PLANTED(ulp_gemm, qcheck_gemm_args, qck_gemm, QCK_PLANT_SCALE_ULP)
 PLANTED(ulp_moe, qcheck_moe_args, qck_moe, QCK_PLANT_SCALE_ULP)
-PLANTED(rz_gemm_planted, qcheck_gemm_args, qc_cuda_gemm, QCK_PLANT_OUT_TOWARD_ZERO)
+PLANTED(rz_gemm_planted, qcheck_gemm_args, qck_gemm, QCK_PLANT_OUT_TOWARD_ZERO)
 PLANTED(swap_moe_planted, qcheck_moe_args, qck_moe, QCK_PLANT_GATE_UP_SWAPPED)
 PLANTED(reversed_moe_planted, qcheck_moe_args, qck_moe, QCK_PLANT_COMBINE_REVERSED)
 

@@ -43,6 +43,8 @@ const char *qck_wgmma_unsupported(int device, char *why, size_t n);
 /* gemm_wgmma.cu: NULL when the wgmma GEMM takes operands quantized by j (e4m3fn / e5m2 elements,
  * token groups of 128 with row scales, 128x128 blocks, canonical scale layouts), else why not. */
 const char *qck_wgmma_spec_declines(const qcheck_quant_spec *j, char *why, size_t n);
+/* runtime.cu: the gemm slot (int8_rowwise on any device, the FP8 kinds through qc_cuda_gemm). */
+qcheck_status qck_gemm(const qcheck_gemm_args *a, qcheck_ctx *ctx);
 /* runtime.cu: the fused MoE under models sm90-wgmma[-fast] (fp8_tensor, fp8_block). */
 qcheck_status qck_moe(const qcheck_moe_args *a, qcheck_ctx *ctx);
 

@@ -108,6 +108,18 @@ typedef struct qck_gemm_problem {
 } qck_gemm_problem;
 gpuError_t qck_launch_gemm_wgmma(const qck_gemm_problem *p, int a_e5m2, int b_e5m2, gpuStream_t s);
 
+/* gemm kind int8_rowwise (gemm_int8.cu): c [m, n] = epilogue(exact s8 dot of a [m, k], b [n, k]; sa [m],
+ * sb [n], bias [n] or NULL) in out (f32, bf16, f16 under outp). */
+typedef struct qck_int8_problem {
+    const int8_t *a, *b;
+    const float *sa, *sb, *bias;
+    void *c;
+    int64_t m, n, k;
+    qc_format out;
+    qc_cast_policy outp;
+} qck_int8_problem;
+gpuError_t qck_launch_gemm_int8(const qck_int8_problem *p, int sms, gpuStream_t s);
+
 /* The fused MoE around its expert GEMMs (moe_kernels.cu; reference/ops/moe.h):
  * route: logits [tokens, c->experts] (c->bias: the device's correction bias) -> ids, w [tokens,
  *   top_k + n_shared], one warp per token;

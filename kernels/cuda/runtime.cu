@@ -552,6 +552,57 @@ extern "C" qcheck_status qck_dequant(const qcheck_dequant_args *a, qcheck_ctx *c
     return QCHECK_OK;
 }
 
+/* ---------------------------------------------------------------- gemm */
+
+/* Kind int8_rowwise on any device (gemm_int8.cu): bit-exact, so model exact is its only model. */
+static qcheck_status gemm_int8(const qcheck_gemm_args *a, qcheck_ctx *ctx)
+{
+    if (a->a.form != QCHECK_FORM_INT8_ROW || a->b.form != QCHECK_FORM_INT8_ROW)
+        return qcheck_say(ctx, QCHECK_DECLINED, "gemm int8_rowwise: operands not in the s8-rows form");
+    if (a->out != QC_F32 && a->out != QC_BF16 && a->out != QC_F16)
+        return qcheck_say(ctx, QCHECK_DECLINED, "gemm int8_rowwise: out %s (cuda: f32, bf16, f16)", qc_format_name(a->out));
+    int64_t m = a->m, n = a->n, k = a->k;
+    size_t cb = (size_t)(m * n) * (a->out == QC_F32 ? 4 : 2);
+    if (a->a.codes.nbytes != (size_t)(m * k) || a->b.codes.nbytes != (size_t)(n * k) || a->a.scale.nbytes != (size_t)m * 4 ||
+        a->b.scale.nbytes != (size_t)n * 4 || a->c.nbytes != cb || (a->bias.data && a->bias.nbytes != (size_t)n * 4))
+        return qcheck_say(ctx, QCHECK_BAD_INPUT, "gemm int8_rowwise: tensor sizes do not match m=%lld n=%lld k=%lld",
+                          (long long)m, (long long)n, (long long)k);
+    if (m == 0 || n == 0)
+        return QCHECK_OK;
+    TRY(init(ctx));
+    qck_plan P = {0};
+    size_t oa = part(&P, (size_t)(m * k)), ob = part(&P, (size_t)(n * k)), osa = part(&P, (size_t)m * 4);
+    size_t osb = part(&P, (size_t)n * 4), obias = part(&P, (size_t)n * 4), oc = part(&P, cb);
+    TRY(reserve(ctx, &P));
+    TRY(put(ctx, oa, a->a.codes.data, (size_t)(m * k)));
+    TRY(put(ctx, ob, a->b.codes.data, (size_t)(n * k)));
+    TRY(put(ctx, osa, a->a.scale.data, (size_t)m * 4));
+    TRY(put(ctx, osb, a->b.scale.data, (size_t)n * 4));
+    if (a->bias.data)
+        TRY(put(ctx, obias, a->bias.data, (size_t)n * 4));
+    qck_int8_problem p = {(const int8_t *)(S.dev + oa), (const int8_t *)(S.dev + ob), (const float *)(S.dev + osa),
+                          (const float *)(S.dev + osb), a->bias.data ? (const float *)(S.dev + obias) : NULL,
+                          S.dev + oc, m, n, k, a->out, qcref_default_policy()};
+    LAUNCH(qck_launch_gemm_int8(&p, S.sms, S.stream), "int8 gemm kernel launch");
+    TRY(get(ctx, oc, cb));
+    TRY(finish(ctx));
+    memcpy(a->c.data, S.host + oc, cb);
+    return QCHECK_OK;
+}
+
+/* The gemm slot: int8_rowwise here, the FP8 kinds on wgmma (gemm_wgmma.cu, sm_90). */
+extern "C" qcheck_status qck_gemm(const qcheck_gemm_args *a, qcheck_ctx *ctx)
+{
+    if (a->kind == QC_GEMM_INT8_ROWWISE)
+        return gemm_int8(a, ctx);
+#if defined(QCK_HIP)
+    return qcheck_say(ctx, QCHECK_DECLINED, "gemm kind %s: the FP8 GEMMs run on wgmma (sm_90), which the HIP build "
+                      "has no equivalent of", qcref_gemm_kind(a->kind) ? qcref_gemm_kind(a->kind)->name : "?");
+#else
+    return qc_cuda_gemm(a, ctx);
+#endif
+}
+
 /* ---------------------------------------------------------------- moe */
 #if !defined(QCK_HIP) /* the expert GEMMs are wgmma's (gemm_wgmma.cu), which the HIP build has not */
 
