@@ -10,7 +10,8 @@ namespace {
 
 __global__ void int8_kernel(qck_int8_problem p)
 {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.m * p.n; i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.m * p.n; i += step) {
         int64_t r = i / p.n, c = i % p.n;
         const int8_t *a = p.a + r * p.k, *b = p.b + c * p.k;
         int32_t dot = 0;

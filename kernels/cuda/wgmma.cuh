@@ -6,7 +6,8 @@
  * where the instruction is the model it equals on the H200 (reference/arith/mma_sm90.h, 1.3e9 dot
  * products in `qcheck bringup`): each lane gathers its two A rows from the fragments of its quad
  * (exchanged through memory between two warp-wide waits), reads B through the descriptor (there:
- * a plain pointer) and runs the model's k-step on its four outputs. So the emulation checks everything of a wgmma kernel but the instruction. */
+ * a plain pointer) and runs the model's k-step on its four outputs. So the emulation checks
+ * everything of a wgmma kernel but the instruction. */
 #ifndef QCK_WGMMA_CUH
 #define QCK_WGMMA_CUH
 
