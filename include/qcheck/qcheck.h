@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "formats/formats.h"
 #include "layouts/layouts.h"
@@ -388,6 +389,15 @@ static inline int64_t qcheck_numel(const qcheck_tensor *t)
     for (int i = 0; i < t->ndim; i++)
         n *= t->shape[i];
     return n;
+}
+
+/* The stage of that name among a moe / moe_cpu call's stages (args->stages, args->nstages), or NULL. */
+static inline qcheck_stage *qcheck_stage_find(qcheck_stage *stages, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(stages[i].name, name))
+            return &stages[i];
+    return NULL;
 }
 
 #ifdef __cplusplus

@@ -261,13 +261,6 @@ static float bf16_value(uint16_t b)
     return f;
 }
 
-static qcheck_stage *stage(const qcheck_moe_cpu_args *a, const char *name)
-{
-    for (int i = 0; i < a->nstages; i++)
-        if (!strcmp(a->stages[i].name, name))
-            return &a->stages[i];
-    return NULL;
-}
 
 /* The scratch of the MoE: ic2 [rows, hidden] in slot order, one expert's gathered rows and its
  * ic0 / ic1 / C, its weight codes and scales, which rows it has. */
@@ -335,7 +328,9 @@ static qcheck_status amx_moe_cpu(const qcheck_moe_cpu_args *a, qcheck_ctx *ctx)
                      malloc((size_t)(most * hd) * 2 + 8), malloc((size_t)(2 * in * hd) + 8), malloc((size_t)ns * 4 + 8),
                      malloc((size_t)most * 8 + 8)};
     int rc = !m.ic2 || !m.a || !m.ic0 || !m.ic1 || !m.cy || !m.codes || !m.sc || !m.which;
-    qcheck_stage *s1 = stage(a, "gemm1.h"), *s2 = stage(a, "act.a"), *s3 = stage(a, "gemm2.y");
+    qcheck_stage *s1 = qcheck_stage_find(a->stages, a->nstages, "gemm1.h");
+    qcheck_stage *s2 = qcheck_stage_find(a->stages, a->nstages, "act.a");
+    qcheck_stage *s3 = qcheck_stage_find(a->stages, a->nstages, "gemm2.y");
     float *st1 = s1 ? s1->t.data : NULL, *st2 = s2 ? s2->t.data : NULL, *st3 = s3 ? s3->t.data : NULL;
     for (int64_t e = 0; !rc && e < a->experts; e++)
         rc = moe_expert(a, &m, e, st1, st2, st3);

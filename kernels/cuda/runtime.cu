@@ -762,18 +762,10 @@ static qcheck_status put_by_slot(qcheck_ctx *ctx, size_t off, const float *src, 
     return QCHECK_OK;
 }
 
-static qcheck_stage *stage_of(const qcheck_moe_args *a, const char *name)
-{
-    for (int i = 0; i < a->nstages; i++)
-        if (!strcmp(a->stages[i].name, name))
-            return &a->stages[i];
-    return NULL;
-}
-
 /* Copies n bytes of the arena's host side at off into stage name and marks it filled. */
 static void fill_stage(const qcheck_moe_args *a, const char *name, size_t off, size_t n)
 {
-    qcheck_stage *st = stage_of(a, name);
+    qcheck_stage *st = qcheck_stage_find(a->stages, a->nstages, name);
     if (st && st->t.nbytes == n) {
         if (n)
             memcpy(st->t.data, S.host + off, n);
