@@ -17,7 +17,9 @@ bins="$BUILD_DIR/harness/qcheck $BUILD_DIR/kernels/cuda/bench_cuda_quant"
 for b in $bins; do
   [ -x "$b" ] || { echo "kernels/cuda/bundle.sh: $b not built (is nvcc found? BUILD_DIR=$BUILD_DIR)" >&2; exit 1; }
 done
-"$BUILD_DIR/harness/qcheck" list backends | grep -q '^cuda ' ||
+# the listing is captured first: grep -q would close the pipe early, which pipefail reports
+backends=$("$BUILD_DIR/harness/qcheck" list backends)
+grep -q '^cuda ' <<< "$backends" ||
   { echo "kernels/cuda/bundle.sh: $BUILD_DIR/harness/qcheck has no cuda backend" >&2; exit 1; }
 rm -rf "$OUT"
 mkdir -p "$OUT/lib"

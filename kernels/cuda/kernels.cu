@@ -68,6 +68,14 @@ QCK_D uint32_t qck_code2(float lo, float hi, const qck_fmt &m, const qc_cast_pol
     return qck_encode_minifloat(m, lo, c) | qck_encode_minifloat(m, hi, c) << 8;
 }
 
+/* The same where the instruction serves only clean slots: a slot that may hold NaN takes the
+ * instruction only when it is the policy itself (hw_exact), the software encoder otherwise. */
+template <int CK>
+QCK_D uint32_t qck_code2_any(float lo, float hi, const qck_fmt &m, const qc_cast_policy &c, int hw_exact)
+{
+    return CK != QCK_CK_SOFT && hw_exact ? qck_code2<CK>(lo, hi, m, c) : qck_code2<QCK_CK_SOFT>(lo, hi, m, c);
+}
+
 /* One code, by the hardware instruction where the policy is its own. */
 QCK_D uint32_t qck_code1(float v, qc_format f, const qck_fmt &m, const qc_cast_policy &c, int hw)
 {
@@ -146,6 +154,56 @@ QCK_D void qck_scale_elems(const qck_elem_op &op, const float *v, float *y, cons
         y[k] = qck_clamp_as<CL>(qck_apply(op, v[k]), mx, nm, canon);
 }
 
+/* A slot is clean when none of its products can be NaN: no NaN or Inf among its elements (mx, the
+ * largest magnitude bits, is below Inf's) and a finite multiplier (a nonzero one for a division).
+ * Then the x86 NaN rules, the order of a multiplier-first product and the canonical NaN have nothing
+ * to act on, and the elements take the straight path below. */
+QCK_D bool qck_slot_clean(uint32_t mx, const qck_elem_op &op)
+{
+    const uint32_t m = qck_bits(op.mult) & QCK_ABS;
+    return mx < QCK_INF && m < QCK_INF && (!op.divide || m != 0);
+}
+
+enum { QCK_OPK_MUL = 0, QCK_OPK_MUL_FTZ = 1, QCK_OPK_DIV = 2 };
+
+template <int OPK> QCK_D float qck_apply_clean(float x, float m)
+{
+    return OPK == QCK_OPK_DIV ? qck_div_rn(x, m) : OPK == QCK_OPK_MUL_FTZ ? qck_mul_ftz_clean(x, m) : qck_mul_rn(x, m);
+}
+
+template <int N, int OPK, int CL>
+QCK_D void qck_scale_clean_as(float m, const float *v, float *y, const qc_recipe_policy &p)
+{
+    const float mx = p.clamp_max, nm = qck_float(qck_bits(mx) ^ 0x80000000u);
+#pragma unroll
+    for (int k = 0; k < N; k++)
+        y[k] = qck_clamp_as<CL>(qck_apply_clean<OPK>(v[k], m), mx, nm, 0);
+}
+
+/* The clean elements: the op's and the clamp's switches once per slot. */
+template <int N, int OPK>
+QCK_D void qck_scale_clean_op(float m, const float *v, float *y, const qc_recipe_policy &p)
+{
+    switch (p.clamp) {
+    case QC_CLAMP_NONE:   qck_scale_clean_as<N, OPK, QC_CLAMP_NONE>(m, v, y, p); break;
+    case QC_CLAMP_TORCH:  qck_scale_clean_as<N, OPK, QC_CLAMP_TORCH>(m, v, y, p); break;
+    case QC_CLAMP_FMINF:  qck_scale_clean_as<N, OPK, QC_CLAMP_FMINF>(m, v, y, p); break;
+    case QC_CLAMP_TRITON: qck_scale_clean_as<N, OPK, QC_CLAMP_TRITON>(m, v, y, p); break;
+    default:              qck_scale_clean_as<N, OPK, QC_CLAMP_FMINF_UPPER>(m, v, y, p); break;
+    }
+}
+
+template <int N>
+QCK_D void qck_scale_clean(const qck_elem_op &op, const float *v, float *y, const qc_recipe_policy &p)
+{
+    if (op.divide)
+        qck_scale_clean_op<N, QCK_OPK_DIV>(op.mult, v, y, p);
+    else if (op.ftz)
+        qck_scale_clean_op<N, QCK_OPK_MUL_FTZ>(op.mult, v, y, p);
+    else
+        qck_scale_clean_op<N, QCK_OPK_MUL>(op.mult, v, y, p);
+}
+
 /* The amax of a lane group that holds a NaN: the largest magnitude that is not NaN, and the bits of
  * the group's first NaN (lane-major, so in element order) for a profile that propagates it. */
 template <int N>
@@ -176,6 +234,19 @@ QCK_D float qck_group_amax_nan(const qck_quant_args &a, const float *v, int sub,
     return amax;
 }
 
+/* NW code words at dst (aligned to their size): one 4- or 8-byte store, or 16-byte ones. */
+template <int NW> QCK_D void qck_store_words(uint8_t *dst, const uint32_t *w)
+{
+    if (NW == 1)
+        *reinterpret_cast<uint32_t *>(dst) = w[0];
+    else if (NW == 2)
+        *reinterpret_cast<uint2 *>(dst) = make_uint2(w[0], w[NW - 1]);
+    else
+#pragma unroll
+        for (int k = 0; k + 3 < NW; k += 4)
+            reinterpret_cast<uint4 *>(dst)[k / 4] = make_uint4(w[k], w[k + 1], w[k + 2], w[k + 3]);
+}
+
 /* One lane group's slot: amax, scale, codes of the E elements each lane holds. Every lane of the
  * warp calls it (the shuffles). */
 template <int E, int CK, int FAM>
@@ -202,18 +273,22 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const float
         if (mx > QCK_INF)
             amax = exact;
     }
-    const int64_t row = gi / ng, col = gi - row * ng;
+    const int64_t row = qck_fastdiv_div(a.groups_per_row, (uint32_t)gi), col = gi - row * ng;
     const qck_elem_op op = qck_group_step<FAM>(a, amax, row, col, valid && sub == 0);
     if (!valid)
         return;
     float y[E];
-    switch (a.p.clamp) { /* the clamp's switch once per slot, not per element */
-    case QC_CLAMP_NONE:        qck_scale_elems<E, QC_CLAMP_NONE>(op, v, y, a.p); break;
-    case QC_CLAMP_TORCH:       qck_scale_elems<E, QC_CLAMP_TORCH>(op, v, y, a.p); break;
-    case QC_CLAMP_FMINF:       qck_scale_elems<E, QC_CLAMP_FMINF>(op, v, y, a.p); break;
-    case QC_CLAMP_TRITON:      qck_scale_elems<E, QC_CLAMP_TRITON>(op, v, y, a.p); break;
-    default:                   qck_scale_elems<E, QC_CLAMP_FMINF_UPPER>(op, v, y, a.p); break;
-    }
+    const bool clean = qck_slot_clean(mx, op);
+    if (clean)
+        qck_scale_clean<E>(op, v, y, a.p);
+    else
+        switch (a.p.clamp) { /* the clamp's switch once per slot, not per element */
+        case QC_CLAMP_NONE:        qck_scale_elems<E, QC_CLAMP_NONE>(op, v, y, a.p); break;
+        case QC_CLAMP_TORCH:       qck_scale_elems<E, QC_CLAMP_TORCH>(op, v, y, a.p); break;
+        case QC_CLAMP_FMINF:       qck_scale_elems<E, QC_CLAMP_FMINF>(op, v, y, a.p); break;
+        case QC_CLAMP_TRITON:      qck_scale_elems<E, QC_CLAMP_TRITON>(op, v, y, a.p); break;
+        default:                   qck_scale_elems<E, QC_CLAMP_FMINF_UPPER>(op, v, y, a.p); break;
+        }
     uint32_t w[E / 4 > 0 ? E / 4 : 1]; /* the codes, 4 bytes per word (FP4: 8 nibbles per word) */
     if (a.fp4) {
 #pragma unroll
@@ -228,26 +303,40 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const float
             *reinterpret_cast<uint16_t *>(a.q + e0 / 2) =
                 (uint16_t)(qck_encode_e2m1(y[0], a.p.cast) | qck_encode_e2m1(y[1], a.p.cast) << 4 |
                            (qck_encode_e2m1(y[2], a.p.cast) | qck_encode_e2m1(y[3], a.p.cast) << 4) << 8);
-        else if (E == 8)
-            *reinterpret_cast<uint32_t *>(a.q + e0 / 2) = w[0];
         else
-            *reinterpret_cast<uint2 *>(a.q + e0 / 2) = make_uint2(w[0], w[E / 8 - 1]);
+            qck_store_words<E / 8>(a.q + e0 / 2, w);
     } else {
+        if (clean) {
 #pragma unroll
-        for (int k = 0; k < E / 4; k++)
-            w[k] = qck_code2<CK>(y[4 * k], y[4 * k + 1], m, a.p.cast) | qck_code2<CK>(y[4 * k + 2], y[4 * k + 3], m, a.p.cast)
-                                                                          << 16;
-        if (E == 4)
-            *reinterpret_cast<uint32_t *>(a.q + e0) = w[0];
-        else if (E == 8)
-            *reinterpret_cast<uint2 *>(a.q + e0) = make_uint2(w[0], w[E / 4 - 1]);
-        else
-            *reinterpret_cast<uint4 *>(a.q + e0) = make_uint4(w[0], w[1 % (E / 4)], w[2 % (E / 4)], w[(E / 4) - 1]);
+            for (int k = 0; k < E / 4; k++)
+                w[k] = qck_code2<CK>(y[4 * k], y[4 * k + 1], m, a.p.cast) |
+                       qck_code2<CK>(y[4 * k + 2], y[4 * k + 3], m, a.p.cast) << 16;
+        } else {
+#pragma unroll
+            for (int k = 0; k < E / 4; k++)
+                w[k] = qck_code2_any<CK>(y[4 * k], y[4 * k + 1], m, a.p.cast, a.hw_exact) |
+                       qck_code2_any<CK>(y[4 * k + 2], y[4 * k + 3], m, a.p.cast, a.hw_exact) << 16;
+        }
+        qck_store_words<E / 4>(a.q + e0, w);
     }
 }
 
 /* QCK_UNROLL slots per lane and iteration, their 16-byte loads issued together (bytes in flight). */
+#ifndef QCK_UNROLL
 #define QCK_UNROLL 2
+#endif
+/* The most 16-byte vectors of one group a lane holds (1, 2 or 4), nvfp4 apart. */
+#ifndef QCK_GROUP_VMAX
+#define QCK_GROUP_VMAX 2
+#endif
+#ifndef QCK_NVFP4_VMAX
+#define QCK_NVFP4_VMAX 1
+#endif
+#if QCK_GROUP_VMAX >= 4 || QCK_NVFP4_VMAX >= 4
+#define QCK_V4 4
+#else
+#define QCK_V4 2 /* no V = 4 instantiation */
+#endif
 
 /* V 16-byte vectors of one group per lane (E = V * N elements): the group's amax, scale and
  * shuffles are paid once per E elements. */
@@ -453,14 +542,15 @@ static bool qck_group_kernel_fits(const qck_quant_args *a, int N)
     if (a->tile_c % N || a->cols % a->tile_c) /* a short last group goes to the tile kernel */
         return false;
     int64_t lanes = a->tile_c / N;
-    return lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0;
+    /* the groups' row by a 32-bit fast division */
+    return lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0 && a->rows * a->tiles_c < ((int64_t)1 << 32);
 }
 
 /* The group kernel of this recipe family and cast: the hardware cvt where the policy is its own. */
 template <typename T, int V>
 static void (*qck_group_pick(const qck_quant_args &a))(const T *, qck_quant_args)
 {
-    const bool hw = !a.fp4 && qck_hw_fp8_ok(a.p.elem, a.p.cast);
+    const bool hw = !a.fp4 && (a.hw_exact || qck_hw_fp8_clean_ok(a.p));
 #if defined(QCK_HIP)
     (void)hw;
     if (a.recipe == QC_RECIPE_NVFP4)
@@ -488,11 +578,16 @@ static void (*qck_group_pick(const qck_quant_args &a))(const T *, qck_quant_args
 template <typename T>
 static gpuError_t qck_group_launch(qck_quant_args a, const T *x, int sms, gpuStream_t s)
 {
-    const int N = qck_vec<T>::N, V = a.recipe != QC_RECIPE_NVFP4 && a.tile_c % (2 * N) == 0 ? 2 : 1;
+    const int N = qck_vec<T>::N, vmax = a.recipe == QC_RECIPE_NVFP4 ? QCK_NVFP4_VMAX : QCK_GROUP_VMAX;
+    const int V = vmax >= 4 && a.tile_c % (4 * N) == 0 ? 4 : vmax >= 2 && a.tile_c % (2 * N) == 0 ? 2 : 1;
     a.lpg = (int)(a.tile_c / (V * N));
+    a.groups_per_row = qck_fastdiv_of((uint32_t)a.tiles_c);
+    a.hw_exact = !a.fp4 && qck_hw_fp8_ok(a.p.elem, a.p.cast);
     const int64_t groups = a.rows * a.tiles_c, per_block = (QCK_THREADS / 32) * (32 / a.lpg) * QCK_UNROLL;
     const unsigned grid = qck_grid((groups + per_block - 1) / per_block, sms);
-    void (*k)(const T *, qck_quant_args) = V == 2 ? qck_group_pick<T, 2>(a) : qck_group_pick<T, 1>(a);
+    void (*k)(const T *, qck_quant_args) = V == 4   ? qck_group_pick<T, QCK_V4>(a)
+                                           : V == 2 ? qck_group_pick<T, 2>(a)
+                                                    : qck_group_pick<T, 1>(a);
     QCK_LAUNCH(k, grid, QCK_THREADS, s, x, a);
     return gpuGetLastError();
 }

@@ -11,7 +11,7 @@
 /* The element encoder a quant kernel is instantiated with. */
 enum qck_cast_kind {
     QCK_CK_SOFT = 0,    /* qck_encode_minifloat under the cast policy */
-    QCK_CK_E4M3_HW = 1, /* cvt.rn.satfinite.e4m3x2.f32 */
+    QCK_CK_E4M3_HW = 1, /* cvt.rn.satfinite.e4m3x2.f32 (group kernel: on clean slots, qck_hw_fp8_clean_ok) */
     QCK_CK_E5M2_HW = 2  /* cvt.rn.satfinite.e5m2x2.f32 */
 };
 
@@ -30,6 +30,8 @@ typedef struct qck_quant_args {
     int64_t tile_r, tile_c;  /* the tile one scale covers (token_group / mx / nvfp4: 1 x group) */
     int64_t tiles_r, tiles_c; /* tiles per dimension (the scale grid) */
     int lpg;                 /* group kernel: lanes per group (1..32, a power of two) */
+    qck_fastdiv groups_per_row; /* group kernel: tiles_c, for a group index's row */
+    int hw_exact;            /* group kernel: the cvt instruction is the cast policy (qck_hw_fp8_ok) */
     int fp4;                 /* e2m1 payload: two codes per byte, element 2i low */
     int scale_kind;
     qc_scale_layout tg_layout;

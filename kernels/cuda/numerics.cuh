@@ -161,6 +161,47 @@ QCK_HD float qck_mul_ftz(float a, float b)
 
 QCK_HD float qck_mul_mode(float a, float b, int fast) { return fast ? qck_mul_ftz(a, b) : qck_mul(a, b); }
 
+/* mul.rn.ftz of operands whose product cannot be NaN (a quant kernel's clean slots): the instruction
+ * alone, without the x86 NaN rules. */
+QCK_HD float qck_mul_ftz_clean(float a, float b)
+{
+#if defined(QCK_PTX)
+    float r;
+    asm("mul.rn.ftz.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+#else
+    return qck_mul_ftz(a, b);
+#endif
+}
+
+/* n / d and n % d for 32-bit n by a multiply and a shift, d fixed per launch (the grid-stride
+ * loops' row of a group: a 64-bit division is a long call on the GPU). Granlund and Montgomery,
+ * "Division by invariant integers using multiplication" (PLDI 1994), section 4: with l = ceil(log2 d) and
+ * m = floor(2^32 (2^l - d) / d) + 1, n / d = (mulhi(m, n) + n) >> l for every n < 2^32 (the sum
+ * taken in 64 bits). */
+typedef struct qck_fastdiv {
+    uint32_t d, m, l;
+} qck_fastdiv;
+
+QCK_HD qck_fastdiv qck_fastdiv_of(uint32_t d)
+{
+    qck_fastdiv f = {d, 0, 0};
+    while (f.l < 32 && (1ull << f.l) < d)
+        f.l++;
+    f.m = (uint32_t)((((1ull << f.l) - d) << 32) / d + 1);
+    return f;
+}
+
+QCK_HD uint32_t qck_fastdiv_div(const qck_fastdiv &f, uint32_t n)
+{
+#if defined(QCK_DEVICE_PASS)
+    uint32_t hi = __umulhi(f.m, n);
+#else
+    uint32_t hi = (uint32_t)(((uint64_t)f.m * n) >> 32);
+#endif
+    return (uint32_t)(((uint64_t)hi + n) >> f.l);
+}
+
 /* rcp.approx.ftz.f32 (SASS MUFU.RCP): the instruction itself on NVIDIA. formats.md §13 lists its
  * behaviour (NaN -> 0x7FFFFFFF, +-0 and subnormals -> +-Inf, +-Inf -> +-0). The host pass has no
  * such instruction: numerics_check.cu defines QCK_HOST_RCP to the reference's emulation; the HIP
@@ -554,6 +595,20 @@ QCK_HD int qck_hw_fp8_ok(qc_format f, const qc_cast_policy &p)
 {
     return (f == QC_E4M3FN || (f == QC_E5M2 && p.nan_code == QC_NANCODE_ONES)) && p.overflow == QC_OVERFLOW_SATFINITE &&
            p.nan_sign == QC_NAN_CANONICAL && p.ties == QC_TIES_EVEN && p.zero_sign == QC_ZERO_KEEP;
+}
+
+/* The same instructions give a recipe's codes on its clean slots (no NaN, values clamped into
+ * [-clamp_max, clamp_max] within the format's finite range) whenever its cast rounds ties to even
+ * and keeps the sign of zero: a cast policy acts on finite in-range values only through those two
+ * fields (ties, zero_sign); overflow, NaN sign and NaN code act on the rest (formats.md §1.3, §3.2).
+ * numerics_check.cu proves the equality on every fp32 value of the range for each such policy. */
+QCK_HD int qck_hw_fp8_clean_ok(const qc_recipe_policy &p)
+{
+    const qc_cast_policy &c = p.cast;
+    const float fmax = p.elem == QC_E4M3FN ? 448.0f : 57344.0f;
+    const int bounded = p.clamp == QC_CLAMP_TORCH || p.clamp == QC_CLAMP_FMINF || p.clamp == QC_CLAMP_TRITON;
+    return (p.elem == QC_E4M3FN || p.elem == QC_E5M2) && c.ties == QC_TIES_EVEN && c.zero_sign == QC_ZERO_KEEP &&
+           bounded && p.clamp_max >= 0.0f && p.clamp_max <= fmax;
 }
 
 /* cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32: RNE, overflow to Inf, every NaN -> 0x7FFF. */

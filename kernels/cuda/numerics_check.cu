@@ -461,12 +461,80 @@ static void check_arith(void)
     printf("arith: division modes, reciprocals and products on %zu pairs\n", nsample / 3);
 }
 
+/* qck_fastdiv against the division: every divisor to 2^17 and random ones to 2^32, each on the
+ * numerators around its multiples, the ends of the range and random ones. */
+static void check_fastdiv(void)
+{
+    long n = 0;
+    for (uint64_t t = 1; t < (1u << 17) + 4096; t++) {
+        uint32_t d = t <= (1u << 17) ? (uint32_t)t : next32() | 1u << 31 >> (next32() % 31);
+        qck_fastdiv f = qck_fastdiv_of(d);
+        uint32_t probe[12] = {0, 1, d - 1, d, d + 1, 0xFFFFFFFFu, 0xFFFFFFFFu - 0xFFFFFFFFu % d,
+                              0xFFFFFFFFu - 0xFFFFFFFFu % d - 1, next32(), next32(), 2 * d - 1, 2 * d};
+        for (int k = 0; k < 12; k++, n++)
+            if (qck_fastdiv_div(f, probe[k]) != probe[k] / d) {
+                char b[120];
+                snprintf(b, sizeof b, "fastdiv %u / %u: want %u got %u", probe[k], d, probe[k] / d,
+                         qck_fastdiv_div(f, probe[k]));
+                report(b);
+            }
+    }
+    printf("fastdiv: %ld quotients\n", n);
+}
+
+/* qck_hw_fp8_clean_ok: where it lets the group kernel's clean slots take the cvt instruction, the
+ * recipe's cast and the instruction's (profile ptx, equal to it on all 2^32 inputs: bring-up) must
+ * give the same code for every fp32 value in [-clamp_max, clamp_max]. A round-to-nearest encode is
+ * a function of the sign, the exponent, the kept mantissa bits, the round bit and the sticky bit:
+ * every magnitude up to clamp_max whose top 12 mantissa bits take every value and whose low 11 are
+ * 0, 1 or 0x7FF meets every such combination of e4m3 and e5m2 (3 or 2 kept bits). */
+static void check_clean_cvt(void)
+{
+    const qc_cast_profile *ptx = qc_cast_profile_find("ptx");
+    long policies = 0, values = 0;
+    for (int pi = 0; pi < qc_recipe_profile_count(); pi++) {
+        const qc_recipe_profile *prof = qc_recipe_profile_at(pi);
+        for (int e = 0; e < 2; e++) {
+            qc_format f = e ? QC_E5M2 : QC_E4M3FN;
+            qc_recipe_policy p = qc_recipe_profile_policy(prof, f, 0);
+            if (p.elem != f || !qck_hw_fp8_clean_ok(p))
+                continue;
+            const qc_cast_policy hw = qc_cast_profile_policy(ptx, f);
+            const qc_minifloat m = qcref_minifloat(f);
+            const uint32_t top = bi(p.clamp_max);
+            policies++;
+            for (uint32_t hi = 0; hi <= top >> 11; hi++)
+                for (int lo = 0; lo < 3; lo++) {
+                    uint32_t mag = hi << 11 | (lo == 0 ? 0u : lo == 1 ? 1u : 0x7FFu);
+                    if (mag > top)
+                        continue;
+                    for (uint32_t sign = 0; sign < 2; sign++, values++) {
+                        float x = fl(mag | sign << 31);
+                        uint32_t want = qcref_minifloat_encode(m, x, &hw), got = qcref_minifloat_encode(m, x, &p.cast);
+                        if (want != got) {
+                            char b[200];
+                            snprintf(b, sizeof b, "clean cvt: profile %s %s x=0x%08x: instruction 0x%02x, policy 0x%02x",
+                                     prof->name, qc_format_name(f), bi(x), want, got);
+                            report(b);
+                        }
+                    }
+                }
+        }
+    }
+    printf("clean cvt: %ld recipe policies take the instruction on clean slots, %ld values each equal\n", policies,
+           values);
+    if (policies == 0)
+        report("clean cvt: no policy takes the instruction (the check checked nothing)");
+}
+
 int main(void)
 {
     build_sample();
     static qck_libm L;
     qck_libm_build(&L);
     check_arith();
+    check_fastdiv();
+    check_clean_cvt();
     check_minifloat_casts();
     check_e8m0(&L);
     check_libm(&L);
