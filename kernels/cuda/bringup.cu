@@ -2,7 +2,9 @@
  * conversion instruction this GPU offers for qcheck's formats, on all 2^32 inputs of its domain,
  * against the reference's codec under the profile it claims; and the approximate arithmetic the
  * recipes' profiles model (rcp.approx.ftz.f32, div.full.f32, div.approx.ftz.f32 by the constant
- * divisors of the recipes) against the reference's emulation of it. The inputs are made and
+ * divisors of the recipes) against the reference's emulation of it; and ex2.approx.ftz.f32, which
+ * no profile models, against 2^x correctly rounded (reference/arith/exp2_cr.h) within a documented
+ * ulp bound. The inputs are made and
  * compared on the device: one fused kernel per check counts the mismatches and keeps the first.
  *
  * The oracle here is the reference itself, compiled as device code the way
@@ -51,6 +53,7 @@
 #undef qcref_decode
 
 #include "arith/arith.h"
+#include "arith/exp2_cr.h"
 
 namespace {
 
@@ -66,7 +69,8 @@ enum Check {
     RCP_APPROX,    /* rcp.approx.ftz.f32 vs qcref_rcp_approx_ftz_with (the measured table) */
     DIV_FULL,      /* x / d as div.full.f32 vs mul.rn(x, rcp.approx.ftz(d)) (QC_DIV_FULL) */
     DIV_APPROX,    /* x / d as div.approx.ftz.f32 vs mul.ftz(x, rcp.approx.ftz(d)) (QC_DIV_FAST) */
-    MUL_FTZ        /* x * d as mul.rn.ftz.f32 vs qcref_fl32_mul_ftz (fast-math products) */
+    MUL_FTZ,       /* x * d as mul.rn.ftz.f32 vs qcref_fl32_mul_ftz (fast-math products) */
+    EX2_APPROX     /* ex2.approx.ftz.f32 vs ftz(qcref_exp2f(ftz(x))) within EX2_ULP_BOUND: not emulated */
 };
 
 struct Tally {
@@ -109,9 +113,14 @@ template <int check> __device__ __forceinline__ uint32_t hw(uint32_t u, float d)
         asm("div.approx.ftz.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(d));
         return __float_as_uint(r);
     }
-    default: {
+    case MUL_FTZ: {
         float r;
         asm("mul.rn.ftz.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(d));
+        return __float_as_uint(r);
+    }
+    default: {
+        float r;
+        asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
         return __float_as_uint(r);
     }
     }
@@ -137,28 +146,50 @@ __device__ __forceinline__ uint32_t oracle(uint32_t u, float d, const qc_cast_po
     case RCP_APPROX: return __float_as_uint(qcref_rcp_approx_ftz_with(x, table));
     case DIV_FULL: return __float_as_uint(qcref_fl32_mul(x, qcref_rcp_approx_ftz_with(d, table)));
     case DIV_APPROX: return __float_as_uint(qcref_fl32_mul_ftz(x, qcref_rcp_approx_ftz_with(d, table)));
-    default: return __float_as_uint(qcref_fl32_mul_ftz(x, d));
+    case MUL_FTZ: return __float_as_uint(qcref_fl32_mul_ftz(x, d));
+    default: return __float_as_uint(qcref_ftz(qcref_exp2f(qcref_ftz(x))));
     }
 }
 
 /* A NaN against a NaN of another payload is a mismatch for conversions (NaN codes are the policy)
  * but not for the arithmetic checks, whose results are fp32 and whose NaN payload no recipe reads. */
+/* fp32 bits as a signed count of ulps from zero (+0 and -0 both 0). */
+__device__ __forceinline__ int64_t ulps_from_zero(uint32_t u)
+{
+    return u >> 31 ? -(int64_t)(u & 0x7FFFFFFFu) : (int64_t)u;
+}
+
+/* ex2.approx is held to a bound, not to bits: 2 ulp, the maximum error CUDA's math API documents
+ * for exp2f, which -use_fast_math compiles to this instruction. */
+#define EX2_ULP_BOUND 2
+
 template <int check> __device__ __forceinline__ bool same(uint32_t a, uint32_t b)
 {
     if (a == b)
         return true;
     if (check < RCP_APPROX)
         return false;
-    return (a & 0x7FFFFFFFu) > 0x7F800000u && (b & 0x7FFFFFFFu) > 0x7F800000u;
+    if ((a & 0x7FFFFFFFu) > 0x7F800000u || (b & 0x7FFFFFFFu) > 0x7F800000u)
+        return (a & 0x7FFFFFFFu) > 0x7F800000u && (b & 0x7FFFFFFFu) > 0x7F800000u;
+    if (check == EX2_APPROX) {
+        int64_t d = ulps_from_zero(a) - ulps_from_zero(b);
+        return d <= EX2_ULP_BOUND && d >= -EX2_ULP_BOUND;
+    }
+    return false;
 }
 
 template <int check>
 __global__ void check_kernel(float d, qc_cast_policy p, const uint8_t *table, uint64_t first, uint64_t count, Tally *t)
 {
-    uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    /* the thread's inputs first + i, i = i0 + j * stride, stepped in 32 bits: a 64-bit index costs
+     * two adds and two compares in every iteration of a loop run 2^32 times */
+    const uint32_t stride = gridDim.x * blockDim.x;
+    const uint64_t i0 = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t steps = i0 < count ? (uint32_t)((count - i0 + stride - 1) / stride) : 0;
     unsigned long long bad = 0;
-    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
-        uint32_t u = (uint32_t)(first + i), g = hw<check>(u, d), w = oracle<check>(u, d, &p, table);
+    uint32_t u = (uint32_t)(first + i0);
+    for (uint32_t j = 0; j < steps; j++, u += stride) {
+        uint32_t g = hw<check>(u, d), w = oracle<check>(u, d, &p, table);
         if (same<check>(g, w))
             continue;
         bad++;
@@ -174,7 +205,7 @@ typedef void (*check_fn)(float, qc_cast_policy, const uint8_t *, uint64_t, uint6
 const check_fn kernels[] = {check_kernel<CVT_E4M3>,       check_kernel<CVT_E5M2>,       check_kernel<CVT_BF16>,
                             check_kernel<CVT_F16>,        check_kernel<CVT_E8M0>,       check_kernel<CVT_E4M3_F16X2>,
                             check_kernel<CVT_E5M2_F16X2>, check_kernel<RCP_APPROX>,     check_kernel<DIV_FULL>,
-                            check_kernel<DIV_APPROX>,     check_kernel<MUL_FTZ>};
+                            check_kernel<DIV_APPROX>,     check_kernel<MUL_FTZ>,        check_kernel<EX2_APPROX>};
 
 struct Spec {
     int check;
@@ -199,6 +230,8 @@ const Spec specs[] = {
     {DIV_APPROX, 6, "div.approx.ftz.f32 x / 6", "mul.ftz(x, rcp.approx.ftz(6))"},
     {MUL_FTZ, 0x1.24924ap-9f, "mul.rn.ftz.f32 x * rcp.approx(448)", "qcref_fl32_mul_ftz (flushed when tiny after 24-bit rounding)"},
     {MUL_FTZ, 0x1.555556p-3f, "mul.rn.ftz.f32 x * fl32(1/6)", "qcref_fl32_mul_ftz"},
+    {EX2_APPROX, 0, "ex2.approx.ftz.f32",
+     "qcref_exp2f (2^x correctly rounded) within 2 ulp, subnormal x and result read as 0 of their sign (ftz)"},
 };
 
 qcheck_status fail(qcheck_ctx *ctx, const char *what, cudaError_t e)
@@ -236,7 +269,7 @@ extern "C" qcheck_status qc_cuda_bringup(qcheck_bringup_args *a, qcheck_ctx *ctx
     for (int f = 0; f < QC_FORMAT_COUNT; f++)
         ptx[f] = qc_cast_profile_policy(prof, (qc_format)f);
     static const qc_format fmt_of[] = {QC_E4M3FN, QC_E5M2, QC_BF16, QC_F16, QC_E8M0, QC_E4M3FN,
-                                       QC_E5M2,   QC_F32,  QC_F32,  QC_F32, QC_F32};
+                                       QC_E5M2,   QC_F32,  QC_F32,  QC_F32, QC_F32, QC_F32};
     cudaEvent_t t0, t1;
     cudaEventCreate(&t0), cudaEventCreate(&t1);
     qcheck_status st = QCHECK_OK;
