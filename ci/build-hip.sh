@@ -2,9 +2,9 @@
 # Compiles the device build of the reference codecs (reference/formats/device.cu, the same source
 # nvcc builds for sm_90) with hipcc for AMD GPUs: gfx90a (MI200) and gfx940 (MI300), or the
 # architectures in HIP_ARCHS. It checks that the codecs are valid HIP device code; nothing runs.
-# Then the cuda backend's sources (kernels/cuda: kernels.cu, moe_kernels.cu, gemm_int8.cu, runtime.cu, bench_cuda_quant.cu,
-# through kernels/cuda/gpu.h) for gfx90a and gfx942, or CUDA_HIP_ARCHS; a hipcc too old to know
-# gfx942 (Debian's 5.2) builds gfx940, the same MI300 ISA family, and says so.
+# Then the cuda backend's sources (kernels/cuda: kernels.cu, moe_kernels.cu, layout_kernels.cu, gemm_int8.cu, gemm_simt.cu,
+# runtime.cu, bench_cuda_quant.cu, through kernels/cuda/gpu.h) for gfx90a and gfx942, or CUDA_HIP_ARCHS;
+# a hipcc too old to know gfx942 (Debian's 5.2) builds gfx940, the same MI300 ISA family, and says so.
 # Without hipcc (Debian package `hipcc`, or /opt/rocm/bin/hipcc; QC_WITH_HIP=1 ci/deps.sh installs
 # it) it says so and exits 0. Objects go to $BUILD_DIR/hip (default build/hip).
 set -euo pipefail
@@ -49,7 +49,7 @@ for arch in ${CUDA_HIP_ARCHS:-gfx90a gfx942}; do
       exit 1
     fi
   fi
-  for src in kernels moe_kernels gemm_int8 runtime bench_cuda_quant; do
+  for src in kernels moe_kernels layout_kernels gemm_int8 gemm_simt runtime bench_cuda_quant; do
     obj="$out/cuda_${src}_$arch.o"
     "$HIPCC" -x hip --offload-arch="$arch" -std=c++17 -O2 -ffp-contract=off -Wall -Wextra -Werror \
       -Iinclude -Ireference -Ikernels/cuda -c "kernels/cuda/$src.cu" -o "$obj"

@@ -18,6 +18,9 @@ check() { # mutant cases [params]
 check ties-away quant_fp8,cast_fp8
 check weight-scale-ulp fp8_wgmma_gemm,fp8_tensor_wgmma_moe
 check gemm-out-toward-zero fp8_wgmma_gemm
+# the same two bugs in the CUDA-core GEMM (gemm_simt.cu), where every sum is exact and the bound 0
+check weight-scale-ulp gemm_exact_probe
+check gemm-out-toward-zero gemm_exact_probe
 check moe-gate-up-swapped fp8_tensor_wgmma_moe
 check moe-combine-reversed fp8_block_wgmma_moe tokens=1,shared=1
 exit $bad

@@ -21,11 +21,17 @@ const qcheck_backend qc_backend_cuda = {
     .flags = QCHECK_BACKEND_PERSISTENT,
     .doc = QCK_BACKEND_DOC_PREFIX "CUDA kernels (kernels/cuda/, sm_90; HIP-portable source): cast to every format under every policy "
            "(cvt.rn.satfinite.e4m3x2/e5m2x2, cvt.rn.bf16x2/f16x2 where the policy is the instruction's), decode, "
-           "fp4_pack, fnuz_normalize, layout sf128x4/sf8x4/block_scale_interleave, quant + dequant of every recipe "
-           "and profile (rcp.approx.ftz for fast math; scales row/col/col_tma/packed_ue8m0, sf128x4 on byte "
-           "scales); gemm (fp8_tensor, fp8_rowwise, fp8_block) on wgmma under models sm90-wgmma and sm90-wgmma-fast, "
-           "bit for bit (sm_90), and int8_rowwise (exact int32 dot, sgl-kernel's fp32 epilogue) on any device; moe (fp8_tensor, fp8_block: routing, quantization, grouped wgmma GEMMs, activation "
-           "and combine on the device) under the same models; declines other layout maps, other gemm and moe models",
+           "fp4_pack, fnuz_normalize, layout (every map of docs/spec/layouts.md, forward: the block-scale swizzles and "
+           "layout_kernels.cu's TRT-LLM, DeepGEMM, aiter, triton_kernels, W13, AMX and Marlin maps), quant + dequant "
+           "of every recipe and profile (rcp.approx.ftz for fast math; scales row/col/col_tma/packed_ue8m0, the "
+           "swizzles on byte scales, any other map as a device pass over the row-major scales, inverted for dequant "
+           "where it only moves bytes); "
+           "gemm (fp8_tensor, fp8_rowwise, fp8_block) on wgmma under models sm90-wgmma and sm90-wgmma-fast, "
+           "bit for bit (sm_90); gemm models exact, grouped and sgl-cpu of the FP8, MX and NVFP4 kinds on CUDA cores "
+           "(fp32 sums per K group in the order the bounds assume) and int8_rowwise (exact int32 dot, sgl-kernel's "
+           "fp32 epilogue) on any device; moe (fp8_tensor, fp8_block: routing, quantization, grouped wgmma GEMMs, "
+           "activation and combine on the device) under the tensor-core models; declines inverse layouts and moe "
+           "model exact",
     .unavailable = qck_unavailable,
     .cast = qck_cast,
     .decode = qck_decode,

@@ -67,11 +67,12 @@ PLANTED_BACKEND(qc_mutant_cuda_ties_away, "ties-away",
                 "(formats.md §3.2; the hardware cvt paths give way to the software ones)",
                 .cast = ties_cast, .quant = ties_quant)
 PLANTED_BACKEND(qc_mutant_cuda_scale_ulp, "weight-scale-ulp",
-                "cuda wgmma GEMM (gemm and moe) reading every weight scale one ulp too large (caught bit-exactly "
-                "by model sm90-wgmma)",
+                "cuda GEMMs (wgmma: gemm and moe; CUDA cores: gemm) reading every weight scale one ulp too large "
+                "(caught bit-exactly by model sm90-wgmma, and by the bound models where every sum is exact)",
                 .gemm = ulp_gemm, .moe = ulp_moe)
 PLANTED_BACKEND(qc_mutant_cuda_out_toward_zero, "gemm-out-toward-zero",
-                "cuda wgmma GEMM rounding its bf16/f16 outputs toward zero", .gemm = rz_gemm)
+                "cuda GEMMs (wgmma and CUDA cores) rounding their bf16/f16 outputs toward zero",
+                .gemm = rz_gemm)
 PLANTED_BACKEND(qc_mutant_cuda_gate_up, "moe-gate-up-swapped",
                 "cuda MoE reading W13's halves in the other order (layouts.md T-ORD1)", .moe = swap_moe)
 PLANTED_BACKEND(qc_mutant_cuda_combine_reversed, "moe-combine-reversed",

@@ -43,7 +43,10 @@ const char *qck_wgmma_unsupported(int device, char *why, size_t n);
 /* gemm_wgmma.cu: NULL when the wgmma GEMM takes operands quantized by j (e4m3fn / e5m2 elements,
  * token groups of 128 with row scales, 128x128 blocks, canonical scale layouts), else why not. */
 const char *qck_wgmma_spec_declines(const qcheck_quant_spec *j, char *why, size_t n);
-/* runtime.cu: the gemm slot (int8_rowwise on any device, the FP8 kinds through qc_cuda_gemm). */
+/* gemm_simt.cu: the bound models (exact, grouped, sgl-cpu) of the FP8, MX and NVFP4 kinds on CUDA
+ * cores, any device. */
+qcheck_status qck_gemm_simt(const qcheck_gemm_args *a, qcheck_ctx *ctx);
+/* runtime.cu: the gemm slot (int8_rowwise and the bound models on any device, sm90-wgmma[-fast] through qc_cuda_gemm). */
 qcheck_status qck_gemm(const qcheck_gemm_args *a, qcheck_ctx *ctx);
 /* runtime.cu: the fused MoE under models sm90-wgmma[-fast] (fp8_tensor, fp8_block). */
 qcheck_status qck_moe(const qcheck_moe_args *a, qcheck_ctx *ctx);

@@ -7,6 +7,8 @@
 #define QCK_HOST_RCP qcref_rcp_approx_ftz
 #include "kernels.cu"
 #include "moe_kernels.cu"
+#include "layout_kernels.cu"
 #include "gemm_int8.cu"
+#include "gemm_simt.cu"
 #include "gemm_wgmma.cu"
 #include "runtime.cu"

@@ -122,6 +122,43 @@ typedef struct qck_int8_problem {
 } qck_int8_problem;
 gpuError_t qck_launch_gemm_int8(const qck_int8_problem *p, int sms, gpuStream_t s);
 
+/* The CUDA-core GEMM of the bound models (gemm_simt.cu): one operand as the kernel reads it. The
+ * scale of element (r, k) is scale[(r / rows_per_scale) * scales_per_row + k / k_per_scale]
+ * (rows_per_scale 0: one scale row; k_per_scale 0: one scale for all of K). */
+enum qck_simt_scale {
+    QCK_SS_NONE = 0, /* no scale: bf16 activations */
+    QCK_SS_F32 = 1,  /* fp32 (tensor, token, token_group rows, block) */
+    QCK_SS_E8M0 = 2, /* e8m0 bytes under the recipe's dequantization decoder (mx) */
+    QCK_SS_E4M3 = 3  /* e4m3fn bytes (nvfp4's block scales) */
+};
+typedef struct qck_simt_operand {
+    const uint8_t *codes; /* [rows, k]: a byte per code, FP4 two per byte (flat element 2i low), bf16 two */
+    const void *scale;
+    qck_fmt fmt;          /* the element format */
+    int fp4, scale_kind;
+    qc_e8m0_decoder dec;
+    int64_t rows_per_scale, k_per_scale, scales_per_row;
+} qck_simt_operand;
+
+/* c [m, n] = a [m, k] x b [n, k]^T on CUDA cores in fp32: per kblock of K the exact code products
+ * summed from zero in K order, that partial times its scales, the partials summed in K order; or,
+ * bf16_weights (model sgl-cpu), every weight dequantized and rounded to bf16 first and one fp32 dot.
+ * Then alpha = fl32(gsa gsb) (has_alpha, nvfp4), + bias [n], stored as out. outp: the RNE policy
+ * (qcref_default_policy) of the output and of sgl-cpu's bf16 weights. */
+typedef struct qck_simt_problem {
+    qck_simt_operand a, b;
+    const float *bias;
+    void *c;
+    int64_t m, n, k, kblock;
+    int tensor_scales; /* fp8_tensor: fl32(sa sb) times the dot (formats.md §9.2); else left to right */
+    int bf16_weights, has_alpha;
+    float gsa, gsb;
+    qc_format out;
+    qc_cast_policy outp;
+    int plant; /* cuda_ops.h qck_plant_kind: the gate's planted bug (0: none) */
+} qck_simt_problem;
+gpuError_t qck_launch_gemm_simt(const qck_simt_problem *p, int sms, gpuStream_t s);
+
 /* The fused MoE around its expert GEMMs (moe_kernels.cu; reference/ops/moe.h):
  * route: logits [tokens, c->experts] (c->bias: the device's correction bias) -> ids, w [tokens,
  *   top_k + n_shared], one warp per token;

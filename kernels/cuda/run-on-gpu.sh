@@ -15,6 +15,7 @@
 #                  over the cases where they show: each must be caught (its MUTANT line)
 #   bench          bench_cuda_quant: GB/s of token_group, mxfp8 and nvfp4 (sf128x4) against a copy,
 #                  and its bf16 == fp32 byte check
+#   bringup        qcheck bringup --backend cuda --report $OUT/bringup (bringup.md, bringup.json)
 # Exit status: the first failing step's (the benchmark figures themselves never fail).
 # QCK_BACKEND (default cuda) runs another backend through the same steps: with
 # QCK_BACKEND=plugin:build/kernels/cuda/libqcheck_cuda_emu.so the script runs without a GPU.
@@ -67,9 +68,13 @@ summary extra_cuda
 if [ "$backend" = cuda ]; then
   planted=$(grep -o '^cuda-mutant:[^ ]*' "$out/list.log" | paste -sd, -)
   step planted 600 "$B/qcheck" run --backend "$planted" --jobs 1 --quiet --show 0 \
-    --case quant_fp8,cast_fp8,fp8_wgmma_gemm,fp8_tensor_wgmma_moe,fp8_block_wgmma_moe
+    --case quant_fp8,cast_fp8,fp8_wgmma_gemm,gemm_exact_probe,fp8_tensor_wgmma_moe,fp8_block_wgmma_moe
   grep -E '^(MUTANT|mutants:)' "$out/planted.log" | cut -c1-160
 fi
 step bench 180 "$B/bench_cuda_quant"
 cat "$out/bench.log"
+if [ "$backend" = cuda ]; then
+  step bringup 300 "$B/qcheck" bringup --backend cuda --report "$out/bringup"
+  grep -vE '^  matches  wgmma' "$out/bringup.log" | cut -c1-200
+fi
 exit $status

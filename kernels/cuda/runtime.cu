@@ -26,6 +26,7 @@
 #include "cuda_ops.h"
 #include "launch.h"
 #include "libm_table.h"
+#include "layout_kernels.h"
 
 /* ---------------------------------------------------------------- the probe */
 
@@ -354,14 +355,70 @@ static int swizzle_tile(const qc_layout *L)
     return strcmp(n, "sf8x4") ? 0 : 8;
 }
 
+/* Map m on the device: x (its source bytes) -> y (its destination bytes), or back (inverse). A
+ * value the map's transform rejects (strict=1) refuses the arguments, as the reference does. */
+static qcheck_status layout_run(const qck_layout_map *m, const char *name, int inverse, const void *x, void *y,
+                                qcheck_ctx *ctx)
+{
+    size_t in = inverse ? qck_layout_dst_bytes(m) : qck_layout_src_bytes(m);
+    size_t out = inverse ? qck_layout_src_bytes(m) : qck_layout_dst_bytes(m);
+    unsigned long long none = ~0ull, bad;
+    TRY(init(ctx));
+    qck_plan P = {0};
+    size_t ox = part(&P, in), oy = part(&P, out), ob = part(&P, sizeof bad);
+    TRY(reserve(ctx, &P));
+    TRY(put(ctx, ox, x, in));
+    TRY(put(ctx, ob, &none, sizeof none));
+    if (inverse) {
+        CK(gpuMemsetAsync(S.dev + oy, 0, out, S.stream), "cudaMemsetAsync (layout inverse)");
+        LAUNCH(qck_launch_layout_inverse(m, S.dev + ox, S.dev + oy, S.sms, S.stream), "layout inverse kernel launch");
+    } else {
+        LAUNCH(qck_launch_layout(m, S.dev + ox, S.dev + oy, (unsigned long long *)(S.dev + ob), S.sms, S.stream),
+               "layout kernel launch");
+    }
+    TRY(get(ctx, oy, out));
+    TRY(get(ctx, ob, sizeof bad));
+    TRY(finish(ctx));
+    memcpy(&bad, S.host + ob, sizeof bad);
+    if (bad != none)
+        return qcheck_say(ctx, QCHECK_BAD_INPUT, "map %s rejects source element %llu (strict=1: outside the map's "
+                          "domain, docs/spec/layouts.md §3.3, §8)", name, bad);
+    memcpy(y, S.host + oy, out);
+    return QCHECK_OK;
+}
+
+/* The map of plan L for layout_kernels.cu, or the reason it has none (declined / failed). */
+static qcheck_status layout_map_of(const qc_layout *L, qck_layout_map *m, const char *what, qcheck_ctx *ctx)
+{
+    char why[256];
+    int rc = qck_layout_map_of(L, m, why, sizeof why);
+    return rc ? qcheck_say(ctx, rc == 1 ? QCHECK_DECLINED : QCHECK_FAILED, "%s%s", what, why) : QCHECK_OK;
+}
+
+/* Every other map (layout_kernels.cu), forward. */
+static qcheck_status layout_map(const qcheck_layout_args *a, qcheck_ctx *ctx)
+{
+    qck_layout_map m;
+    TRY(layout_map_of(a->plan, &m, "", ctx));
+    size_t in = qck_layout_src_bytes(&m), out = qck_layout_dst_bytes(&m);
+    if (a->x.nbytes != in || a->y.nbytes != out)
+        return qcheck_say(ctx, QCHECK_BAD_INPUT, "layout %s: x %zu bytes (want %zu), y %zu bytes (want %zu)",
+                          a->plan->desc->name, a->x.nbytes, in, a->y.nbytes, out);
+    return layout_run(&m, a->plan->desc->name, 0, a->x.data, a->y.data, ctx);
+}
+
 extern "C" qcheck_status qck_layout(const qcheck_layout_args *a, qcheck_ctx *ctx)
 {
     const qc_layout *L = a->plan;
     int tile = swizzle_tile(L), eb = L->in_bits / 8;
-    if (!tile || a->inverse || (L->in_bits != 8 && L->in_bits != 16) || L->out_bits != L->in_bits)
-        return qcheck_say(ctx, QCHECK_DECLINED, "layout map %s%s with %d-bit elements (cuda: the block-scale swizzles "
-                   "sf128x4, sf8x4 and block_scale_interleave of 1- or 2-byte elements, forward)", L->desc->name,
-                   a->inverse ? " (inverse)" : "", L->in_bits);
+    if (a->inverse) /* the harness's layout op asks for the forward map only (op_layout.c) */
+        return qcheck_say(ctx, QCHECK_DECLINED, "layout map %s (inverse): cuda implements the forward maps",
+                          L->desc->name);
+    if (!tile)
+        return layout_map(a, ctx);
+    if ((L->in_bits != 8 && L->in_bits != 16) || L->out_bits != L->in_bits)
+        return qcheck_say(ctx, QCHECK_DECLINED, "layout map %s with %d-bit elements (cuda: the block-scale swizzles "
+                   "take 1- or 2-byte elements)", L->desc->name, L->in_bits);
     size_t in = (size_t)(L->B * L->R * L->C) * (size_t)eb, out = (size_t)(L->B * L->Rg * L->Cg) * (size_t)eb;
     if (a->x.nbytes != in || a->y.nbytes != out || L->dst_elems != L->Rg * L->Cg)
         return qcheck_say(ctx, QCHECK_BAD_INPUT, "layout %s: x %zu bytes (want %zu), y %zu bytes (want %zu)", L->desc->name,
@@ -482,8 +539,60 @@ static qck_dequant_args dequant_of(const qck_quant_args *k, const uint8_t *q, co
     return d;
 }
 
+/* quant and dequant with the scales through a layout map other than the swizzles: the scales in
+ * the recipe's canonical layout (the spec without its map, as the reference serialises them:
+ * harness/quant_job.c) on one side, the map on the device (layout_kernels.cu) on the other. */
+static int scales_via_layout(const qcheck_quant_spec *j) { return j->has_sf_layout && !swizzle_tile(&j->sf_layout); }
+
+static qcheck_status quant_via_layout(const qcheck_quant_args *a, qcheck_ctx *ctx)
+{
+    qcheck_quant_spec plain = *a->spec;
+    qcheck_quant_args b = *a;
+    qck_layout_map m;
+    const char *name = a->spec->sf_layout.desc->name;
+    TRY(layout_map_of(&a->spec->sf_layout, &m, "quant, on the scales: ", ctx));
+    if (a->scale.nbytes != qck_layout_dst_bytes(&m))
+        return qcheck_say(ctx, QCHECK_BAD_INPUT, "quant: scale %zu bytes, layout %s makes %zu", a->scale.nbytes, name,
+                          qck_layout_dst_bytes(&m));
+    plain.has_sf_layout = 0, b.spec = &plain;
+    b.scale.nbytes = qck_layout_src_bytes(&m);
+    if (!(b.scale.data = malloc(b.scale.nbytes + 1)))
+        return qcheck_say(ctx, QCHECK_FAILED, "quant: out of memory for %zu bytes of scales", b.scale.nbytes);
+    qcheck_status st = qck_quant(&b, ctx);
+    if (st == QCHECK_OK)
+        st = layout_run(&m, name, 0, b.scale.data, a->scale.data, ctx);
+    free(b.scale.data);
+    return st;
+}
+
+static qcheck_status dequant_via_layout(const qcheck_dequant_args *a, qcheck_ctx *ctx)
+{
+    qcheck_quant_spec plain = *a->spec;
+    qcheck_dequant_args b = *a;
+    qck_layout_map m;
+    const char *name = a->spec->sf_layout.desc->name;
+    TRY(layout_map_of(&a->spec->sf_layout, &m, "dequant, on the scales: ", ctx));
+    if (!qck_layout_invertible(&m))
+        return qcheck_say(ctx, QCHECK_DECLINED, "dequant: layout map %s on the scales (cuda inverts maps that move "
+                          "whole-byte elements unchanged, each to one place)", name);
+    if (a->scale.nbytes != qck_layout_dst_bytes(&m))
+        return qcheck_say(ctx, QCHECK_BAD_INPUT, "dequant: scale %zu bytes, layout %s makes %zu", a->scale.nbytes, name,
+                          qck_layout_dst_bytes(&m));
+    plain.has_sf_layout = 0, b.spec = &plain;
+    b.scale.nbytes = qck_layout_src_bytes(&m);
+    if (!(b.scale.data = malloc(b.scale.nbytes + 1)))
+        return qcheck_say(ctx, QCHECK_FAILED, "dequant: out of memory for %zu bytes of scales", b.scale.nbytes);
+    qcheck_status st = layout_run(&m, name, 1, a->scale.data, b.scale.data, ctx);
+    if (st == QCHECK_OK)
+        st = qck_dequant(&b, ctx);
+    free(b.scale.data);
+    return st;
+}
+
 extern "C" qcheck_status qck_quant(const qcheck_quant_args *a, qcheck_ctx *ctx)
 {
+    if (scales_via_layout(a->spec))
+        return quant_via_layout(a, ctx);
     const qcheck_quant_spec *j = a->spec;
     qck_quant_args k;
     size_t sbytes;
@@ -525,6 +634,8 @@ extern "C" qcheck_status qck_quant(const qcheck_quant_args *a, qcheck_ctx *ctx)
 
 extern "C" qcheck_status qck_dequant(const qcheck_dequant_args *a, qcheck_ctx *ctx)
 {
+    if (scales_via_layout(a->spec))
+        return dequant_via_layout(a, ctx);
     const qcheck_quant_spec *j = a->spec;
     qck_quant_args k;
     size_t sbytes;
@@ -590,14 +701,18 @@ static qcheck_status gemm_int8(const qcheck_gemm_args *a, qcheck_ctx *ctx)
     return QCHECK_OK;
 }
 
-/* The gemm slot: int8_rowwise here, the FP8 kinds on wgmma (gemm_wgmma.cu, sm_90). */
+/* The gemm slot: int8_rowwise here; the bound models (exact, grouped, sgl-cpu) on CUDA cores
+ * (gemm_simt.cu, any device); models sm90-wgmma[-fast] on wgmma (gemm_wgmma.cu, sm_90). */
 extern "C" qcheck_status qck_gemm(const qcheck_gemm_args *a, qcheck_ctx *ctx)
 {
+    const char *model = a->model ? a->model : "exact";
     if (a->kind == QC_GEMM_INT8_ROWWISE)
         return gemm_int8(a, ctx);
+    if (strcmp(model, "sm90-wgmma") && strcmp(model, "sm90-wgmma-fast"))
+        return qck_gemm_simt(a, ctx);
 #if defined(QCK_HIP)
-    return qcheck_say(ctx, QCHECK_DECLINED, "gemm kind %s: the FP8 GEMMs run on wgmma (sm_90), which the HIP build "
-                      "has no equivalent of", qcref_gemm_kind(a->kind) ? qcref_gemm_kind(a->kind)->name : "?");
+    return qcheck_say(ctx, QCHECK_DECLINED, "gemm model %s: the tensor-core model runs on wgmma (sm_90), which the "
+                      "HIP build has no equivalent of", model);
 #else
     return qc_cuda_gemm(a, ctx);
 #endif
@@ -614,8 +729,9 @@ static const char *moe_declines(const qcheck_moe_args *a, char *why, size_t n)
     int tensor = a->act_recipe == QC_RECIPE_TENSOR && a->weight_recipe == QC_RECIPE_TENSOR;
     int block = a->act_recipe == QC_RECIPE_TOKEN_GROUP && a->weight_recipe == QC_RECIPE_BLOCK;
     if (strcmp(model, "sm90-wgmma") && strcmp(model, "sm90-wgmma-fast"))
-        snprintf(why, n, "moe model %s: the expert GEMMs accumulate in the tensor core, which is model "
-                 "sm90-wgmma[-fast] bit for bit and outside model exact's fp32 bound (docs/notes/mma_sm90.md)", model);
+        snprintf(why, n, "moe model %s: its h is GEMM1 in fp64 rounded once to fp32, which a2's codes must match bit "
+                 "for bit (harness/ops/op_moe.c); this backend's expert GEMMs sum in fp32 (wgmma: models "
+                 "sm90-wgmma[-fast]; docs/notes/cuda.md)", model);
     else if (!tensor && !block)
         snprintf(why, n, "moe recipe %s (cuda: fp8_tensor and fp8_block, on wgmma)", a->recipe);
     else if (!a->a1_spec || !a->a2_spec || !a->w13_spec || !a->w2_spec)
