@@ -9,7 +9,7 @@
  * cvt.rn.satfinite.e4m3x2), mxfp8 with flashinfer-fast (e8m0 row-major scales), nvfp4 with
  * flashinfer-fast and a given global scale, scales through the sf128x4 swizzle. GB/s counts the
  * bytes read and written once (input + payload + scales); the copy kernel moves 2 x the input
- * bytes with two 16-byte vectors in flight per thread (as the quant kernels); cudaMemcpyAsync's
+ * bytes with two 16-byte vectors in flight per thread; cudaMemcpyAsync's
  * device-to-device figure is printed for information.
  * CUDA events around `iters` back-to-back launches after 5 warm-up launches.
  *

@@ -321,16 +321,22 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const float
     }
 }
 
-/* QCK_UNROLL slots per lane and iteration, their 16-byte loads issued together (bytes in flight). */
+/* The group kernel's shape, measured on an H200 (docs/notes/cuda.md, bench_cuda_quant, bf16
+ * [8192, 7168]): up to four 16-byte vectors of one group per lane (two for nvfp4) and one slot per
+ * iteration gave 0.726 / 0.479 / 0.284 of the copy for token_group / mxfp8 / nvfp4, against 0.515 /
+ * 0.367 / 0.197 with two vectors (one for nvfp4) and two slots: fewer registers (126 per thread
+ * there, 25% of the warps resident), more groups per lane for the per-group scale step. The
+ * macros let a benchmark build try other shapes. QCK_UNROLL: slots per lane and iteration, their
+ * loads issued together; QCK_GROUP_VMAX, QCK_NVFP4_VMAX: the most vectors of a group per lane (1,
+ * 2 or 4). */
 #ifndef QCK_UNROLL
-#define QCK_UNROLL 2
+#define QCK_UNROLL 1
 #endif
-/* The most 16-byte vectors of one group a lane holds (1, 2 or 4), nvfp4 apart. */
 #ifndef QCK_GROUP_VMAX
-#define QCK_GROUP_VMAX 2
+#define QCK_GROUP_VMAX 4
 #endif
 #ifndef QCK_NVFP4_VMAX
-#define QCK_NVFP4_VMAX 1
+#define QCK_NVFP4_VMAX 2
 #endif
 #if QCK_GROUP_VMAX >= 4 || QCK_NVFP4_VMAX >= 4
 #define QCK_V4 4
@@ -572,9 +578,8 @@ static void (*qck_group_pick(const qck_quant_args &a))(const T *, qck_quant_args
 #endif
 }
 
-/* Two vectors per lane where the group holds an even number of them, but for nvfp4, whose 16-element
- * groups would get one lane each and measured slower so (H200: 0.154 against 0.162 of the copy);
- * a.lpg lanes per group follow. */
+/* V vectors of a group per lane: the most the group divides into, up to QCK_GROUP_VMAX
+ * (QCK_NVFP4_VMAX); a.lpg lanes per group follow. */
 template <typename T>
 static gpuError_t qck_group_launch(qck_quant_args a, const T *x, int sms, gpuStream_t s)
 {
