@@ -21,7 +21,7 @@ QCK_HD int64_t lk_round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 /* The source element of cell (r, c) of the source's own [R, C] frame, or padding. */
 QCK_D int64_t lk_cell(const qck_layout_map &m, int64_t r, int64_t c) { return r < m.R && c < m.C ? r * m.C + c : LK_PAD; }
 
-/* §1 inverse map: byte o of a 128x4 buffer with Cp columns -> grid cell (r, c). 512-byte atoms,
+/* layouts.md §1 inverse map: byte o of a 128x4 buffer with Cp columns -> grid cell (r, c). 512-byte atoms,
  * row tile major; inside an atom byte 16*(r%32) + 4*((r%128)/32) + c%4. */
 QCK_D void lk_sf128_rc(int64_t o, int64_t Cp, int64_t *r, int64_t *c)
 {
@@ -30,17 +30,17 @@ QCK_D void lk_sf128_rc(int64_t o, int64_t Cp, int64_t *r, int64_t *c)
     *c = t % (Cp / 4) * 4 + w % 4;
 }
 
-/* ---- §2 TRT-LLM: row gathers (a[0] = the shuffle block bs, 32 or 16) ---- */
+/* ---- layouts.md §2 TRT-LLM: row gathers (a[0] = the shuffle block bs, 32 or 16) ---- */
 
-/* §2.1: output row n of shuffle_matrix_a reads row (n/bs)*bs + (n%8)*(bs/8) + (n%bs)/8. */
+/* layouts.md §2.1: output row n of shuffle_matrix_a reads row (n/bs)*bs + (n%8)*(bs/8) + (n%bs)/8. */
 QCK_D int64_t lk_shuffle_row(int64_t n, int64_t bs) { return n / bs * bs + n % 8 * (bs / 8) + n % bs / 8; }
 
-/* §2.3: out[2i] = X[i], out[2i+1] = X[M/2 + i]. */
+/* layouts.md §2.3: out[2i] = X[i], out[2i+1] = X[M/2 + i]. */
 QCK_D int64_t lk_gated_row(int64_t n, int64_t M) { return n % 2 ? M / 2 + n / 2 : n / 2; }
 
 QCK_D int64_t lk_shuffle_a(const qck_layout_map &m, int64_t o) { return lk_shuffle_row(o / m.C, m.a[0]) * m.C + o % m.C; }
 
-/* §2.2: the row gather on the linear scales, then 128x4 with C padded to 4 (rows % 128 == 0). */
+/* layouts.md §2.2: the row gather on the linear scales, then 128x4 with C padded to 4 (rows % 128 == 0). */
 QCK_D int64_t lk_shuffle_sf_a(const qck_layout_map &m, int64_t o)
 {
     int64_t r, c;
@@ -50,7 +50,7 @@ QCK_D int64_t lk_shuffle_sf_a(const qck_layout_map &m, int64_t o)
 
 QCK_D int64_t lk_gated_reorder(const qck_layout_map &m, int64_t o) { return lk_gated_row(o / m.C, m.R) * m.C + o % m.C; }
 
-/* §2.4: out[i] = in[P0[P1[i]]], P1 the shuffle, P0 the gated reorder; a[1] = sf: then 128x4. */
+/* layouts.md §2.4: out[i] = in[P0[P1[i]]], P1 the shuffle, P0 the gated reorder; a[1] = sf: then 128x4. */
 QCK_D int64_t lk_gated_w13(const qck_layout_map &m, int64_t o)
 {
     int64_t r = o / m.C, c = o % m.C;
@@ -59,19 +59,19 @@ QCK_D int64_t lk_gated_w13(const qck_layout_map &m, int64_t o)
     return c < m.C ? lk_gated_row(lk_shuffle_row(r, m.a[0]), m.R) * m.C + c : LK_PAD;
 }
 
-/* §2.5: out[kb][r][j] = X[r][kb*bk + j], a[0] = bk. */
+/* layouts.md §2.5: out[kb][r][j] = X[r][kb*bk + j], a[0] = bk. */
 QCK_D int64_t lk_block_major_k(const qck_layout_map &m, int64_t o)
 {
     int64_t bk = m.a[0], kb = o / (m.R * bk), r = o % (m.R * bk) / bk;
     return r * m.C + kb * bk + o % bk;
 }
 
-/* ---- §3 DeepGEMM (A = Rg = pad(MN, 4)) ---- */
+/* ---- layouts.md §3 DeepGEMM (A = Rg = pad(MN, 4)) ---- */
 
-/* §3.2: fp32 (r, j) at j*A + r; rows MN..A-1 are allocation padding. */
+/* layouts.md §3.2: fp32 (r, j) at j*A + r; rows MN..A-1 are allocation padding. */
 QCK_D int64_t lk_dg_mn_major(const qck_layout_map &m, int64_t o) { return lk_cell(m, o % m.Rg, o / m.Rg); }
 
-/* §3.3: byte i of the int32 at p*A + r holds the scale of K block 4p + i (zero past SK). §3.4:
+/* layouts.md §3.3: byte i of the int32 at p*A + r holds the scale of K block 4p + i (zero past SK). §3.4:
  * row r < mn (a[2]) takes source row r / gran_mn (a[1]); plain packing has gran_mn 1, mn = R. */
 QCK_D int64_t lk_dg_packed(const qck_layout_map &m, int64_t o)
 {
@@ -79,9 +79,9 @@ QCK_D int64_t lk_dg_packed(const qck_layout_map &m, int64_t o)
     return r < m.a[2] && j < m.C ? r / m.a[1] * m.C + j : LK_PAD;
 }
 
-/* ---- §4 aiter ---- */
+/* ---- layouts.md §4 aiter ---- */
 
-/* §4.1: view [N/16, 16, K/32, 32/KP, KP], permute (0, 2, 3, 1, 4): a 16-row band holds 16K
+/* layouts.md §4.1: view [N/16, 16, K/32, 32/KP, KP], permute (0, 2, 3, 1, 4): a 16-row band holds 16K
  * elements, a 16x32 tile 512, and in it each KP-wide K slice of the 16 rows (16*KP). a[0] = KP. */
 QCK_D int64_t lk_aiter_w(const qck_layout_map &m, int64_t o)
 {
@@ -90,7 +90,7 @@ QCK_D int64_t lk_aiter_w(const qck_layout_map &m, int64_t o)
     return n * m.C + k;
 }
 
-/* §4.2: view [2, N0, NLane, K0, KLane, KPack] (gate/up halves), permute to (N0, 2, K0, KLane, NLane,
+/* layouts.md §4.2: view [2, N0, NLane, K0, KLane, KPack] (gate/up halves), permute to (N0, 2, K0, KLane, NLane,
  * KPack); without gate_up the half axis is absent. a = {NLane, KPack, gate_up}. */
 QCK_D int64_t lk_aiter_w_gu(const qck_layout_map &m, int64_t o)
 {
@@ -101,7 +101,7 @@ QCK_D int64_t lk_aiter_w_gu(const qck_layout_map &m, int64_t o)
     return (h * half_rows + n0 * nl + n) * m.C + (k0 * kl + kq) * kpk + kp;
 }
 
-/* §4.3: [R/32, 2, 16, C/8, 2, 4] permuted (0, 3, 5, 2, 4, 1): per 32-row band 32*Cp bytes, per
+/* layouts.md §4.3: [R/32, 2, 16, C/8, 2, 4] permuted (0, 3, 5, 2, 4, 1): per 32-row band 32*Cp bytes, per
  * 8-column block 256, then (c%4)*64 + (r%16)*4 + ((c%8)/4)*2 + (r%32)/16. */
 QCK_D int64_t lk_aiter_s(const qck_layout_map &m, int64_t o)
 {
@@ -109,7 +109,7 @@ QCK_D int64_t lk_aiter_s(const qck_layout_map &m, int64_t o)
     return lk_cell(m, band * 32 + w % 2 * 16 + w % 64 / 4, ct * 8 + w % 4 / 2 * 4 + w / 64);
 }
 
-/* §4.3 is_guinterleave, per expert (rows n % 32, cols padded to 8): view [2, n/32, 16, k/8, 2, 4]
+/* layouts.md §4.3 is_guinterleave, per expert (rows n % 32, cols padded to 8): view [2, n/32, 16, k/8, 2, 4]
  * (gate_up, a[0]) permuted to (n/32, k/8, 4, 16, 2, 2) with the half last, or view
  * [n/32, 2, 16, k/8, 2, 4] permuted to the same order with the 16-row half last. */
 QCK_D int64_t lk_aiter_s_gu(const qck_layout_map &m, int64_t o)
@@ -119,9 +119,9 @@ QCK_D int64_t lk_aiter_s_gu(const qck_layout_map &m, int64_t o)
     return lk_cell(m, r, kb * 8 + k2 * 4 + k4);
 }
 
-/* ---- §5 triton_kernels ---- */
+/* ---- layouts.md §5 triton_kernels ---- */
 
-/* §5.1 BLACKWELL_SCALE: source [K_sf, N]; 128x4 of the transpose [Np, Kp] (Kp = Rg, pad 8). */
+/* layouts.md §5.1 BLACKWELL_SCALE: source [K_sf, N]; 128x4 of the transpose [Np, Kp] (Kp = Rg, pad 8). */
 QCK_D int64_t lk_tk_bw(const qck_layout_map &m, int64_t o)
 {
     int64_t n, k;
@@ -129,7 +129,7 @@ QCK_D int64_t lk_tk_bw(const qck_layout_map &m, int64_t o)
     return lk_cell(m, k, n);
 }
 
-/* §5.1 BLACKWELL_ACT_SCALE: 128x4 of [M, K_sf] itself, K padded to 8 (Cg). */
+/* layouts.md §5.1 BLACKWELL_ACT_SCALE: 128x4 of [M, K_sf] itself, K padded to 8 (Cg). */
 QCK_D int64_t lk_tk_bw_act(const qck_layout_map &m, int64_t o)
 {
     int64_t r, c;
@@ -137,7 +137,7 @@ QCK_D int64_t lk_tk_bw_act(const qck_layout_map &m, int64_t o)
     return lk_cell(m, r, c);
 }
 
-/* §5.2 HOPPER_MX_SCALE, W = a[0]: destination [M/32, 32K]; col = (k/2)*64 + a*32 + c*4 + (k%2)*2 + b
+/* layouts.md §5.2 HOPPER_MX_SCALE, W = a[0]: destination [M/32, 32K]; col = (k/2)*64 + a*32 + c*4 + (k%2)*2 + b
  * and row = m0*W + w give m = m0*32W + a*16W + w*16 + b*8 + c. */
 QCK_D int64_t lk_tk_hopper(const qck_layout_map &m, int64_t o)
 {
@@ -146,22 +146,22 @@ QCK_D int64_t lk_tk_hopper(const qck_layout_map &m, int64_t o)
     return lk_cell(m, r, col / 64 * 2 + q % 4 / 2);
 }
 
-/* ---- §6 W13 ---- */
+/* ---- layouts.md §6 W13 ---- */
 
-/* §6.1: [gate; up] <-> [up; gate]: row n takes row (n + I) % 2I. */
+/* layouts.md §6.1: [gate; up] <-> [up; gate]: row n takes row (n + I) % 2I. */
 QCK_D int64_t lk_w13_swap(const qck_layout_map &m, int64_t o) { return (o / m.C + m.R / 2) % m.R * m.C + o % m.C; }
 
-/* §6.1: swap_every_two_rows. */
+/* layouts.md §6.1: swap_every_two_rows. */
 QCK_D int64_t lk_w13_pairs(const qck_layout_map &m, int64_t o) { return (o / m.C ^ 1) * m.C + o % m.C; }
 
-/* §6.2: new_row(h, j) = (j/g)*2g + h*g + j%g, read backwards: row n is half (n/g)%2, j = (n/2g)*g + n%g. */
+/* layouts.md §6.2: new_row(h, j) = (j/g)*2g + h*g + j%g, read backwards: row n is half (n/g)%2, j = (n/2g)*g + n%g. */
 QCK_D int64_t lk_w13_interleave(const qck_layout_map &m, int64_t o)
 {
     int64_t g = m.a[0], n = o / m.C;
     return (n / g % 2 * (m.R / 2) + n / (2 * g) * g + n % g) * m.C + o % m.C;
 }
 
-/* §6.3: a = {align, split, gated}. Split halves: up rows [I, 2I) go to [Ip, Ip + I); else the rows
+/* layouts.md §6.3: a = {align, split, gated}. Split halves: up rows [I, 2I) go to [Ip, Ip + I); else the rows
  * stay where they are and zeros follow. */
 QCK_D int64_t lk_w13_pad(const qck_layout_map &m, int64_t o)
 {
@@ -172,10 +172,10 @@ QCK_D int64_t lk_w13_pad(const qck_layout_map &m, int64_t o)
     return g % Ip < I ? (g / Ip * I + g % Ip) * m.C + c : LK_PAD;
 }
 
-/* §6.3 pad_nvfp4_weight: zero rows and zero byte columns after the data. */
+/* layouts.md §6.3 pad_nvfp4_weight: zero rows and zero byte columns after the data. */
 QCK_D int64_t lk_pad_nvfp4(const qck_layout_map &m, int64_t o) { return lk_cell(m, o / m.Cg, o % m.Cg); }
 
-/* ---- §7 sgl-kernel CPU packing: 32-row blocks at n0 * row length ---- */
+/* ---- layouts.md §7 sgl-kernel CPU packing: 32-row blocks at n0 * row length ---- */
 
 /* VNNI-2: [K/2, Nb, 2] per block; the last block may have Nb = 16. */
 QCK_D int64_t lk_amx_vnni2(const qck_layout_map &m, int64_t o)
@@ -219,7 +219,7 @@ QCK_D int64_t lk_amx_mx4s(const qck_layout_map &m, int64_t o)
     return (nb * 32 + w % 32) * m.C + w / 32;
 }
 
-/* ---- §8 Marlin ---- */
+/* ---- layouts.md §8 Marlin ---- */
 
 /* marlin_permute_scales: a column gather per chunk of w = 64 (grouped, a[0]) or 32 columns.
  * scale_perm[8i + j] = i + 8j; scale_perm_single[8i + u] = 2i + {0,1,8,9,16,17,24,25}[u]. */
@@ -294,7 +294,7 @@ QCK_D int64_t lk_src(const qck_layout_map &m, int64_t o)
     }
 }
 
-/* §3.3: the UE8M0 byte of an fp32 scale, (bits >> 23) & 0xFF. strict (a[0], qcheck's own rule,
+/* layouts.md §3.3: the UE8M0 byte of an fp32 scale, (bits >> 23) & 0xFF. strict (a[0], qcheck's own rule,
  * layouts.md §3.3 "strict"): sign 0 and mantissa 0 with a biased exponent below 255, i.e. the
  * normal positive powers of two and +0 (byte 0); the rest is flagged. */
 QCK_D uint8_t lk_ue8m0(const qck_layout_map &m, const uint8_t *p, int64_t gs, unsigned long long *bad)
@@ -306,7 +306,7 @@ QCK_D uint8_t lk_ue8m0(const qck_layout_map &m, const uint8_t *p, int64_t gs, un
     return (uint8_t)e;
 }
 
-/* §8: an e4m3 scale as S0E5M3: the high byte of (fp16(s) * 2^7) << 1, i.e. the fp16 exponent
+/* layouts.md §8: an e4m3 scale as S0E5M3: the high byte of (fp16(s) * 2^7) << 1, i.e. the fp16 exponent
  * field and the top 3 mantissa bits of |s| * 128 (>= 2^-2 for every nonzero code, so normal in
  * fp16); NaN (fp16 0x7E00 or 0xFE00) gives 0xFC. strict (a[0]) flags NaN and every code with the
  * sign bit, -0 included (layouts.md §8 "strict": outside the domain the inverse restores). */
@@ -429,7 +429,7 @@ int64_t lk_param(const qc_layout *L, const char *name)
 }
 
 /* The parameters a map's device function reads (layouts.md: §2.1 bs = 32 when epilogue_tile_m
- * % 128 == 0, else 16; §4.1 KP = 16 / element bytes, 32 with use_int4). */
+ * % 128 == 0, else 16; layouts.md §4.1 KP = 16 / element bytes, 32 with use_int4). */
 void lk_params(const qc_layout *L, qck_layout_map *m)
 {
     int64_t bs = lk_param(L, "epilogue_tile_m") % 128 == 0 ? 32 : 16;
@@ -455,7 +455,7 @@ void lk_params(const qc_layout *L, qck_layout_map *m)
     }
 }
 
-/* §3.4 transform_sf_into_required_layout for fp32 scales: SM90 (or disable_ue8m0_cast) keeps
+/* layouts.md §3.4 transform_sf_into_required_layout for fp32 scales: SM90 (or disable_ue8m0_cast) keeps
  * (1, 128) scales as MN-major TMA-aligned fp32 and (128, 128) ones as they are; SM100 and SM120
  * broadcast row r to sf[r / gran_mn] over mn rows, then pack UE8M0. The plan checked the recipe. */
 void lk_dg_transform(const qc_layout *L, qck_layout_map *m)
@@ -475,27 +475,27 @@ int64_t lk_shape(qck_layout_map *m)
     int64_t R = m->R, C = m->C;
     m->Rg = R, m->Cg = C;
     switch (m->id) {
-    case QCK_LM_SHUFFLE_SF_A: m->Cg = lk_round_up(C, 4); break;          /* §2.2 */
-    case QCK_LM_GATED_W13: m->Cg = m->a[1] ? lk_round_up(C, 4) : C; break; /* §2.4 */
-    case QCK_LM_DG_MN_MAJOR: m->Rg = lk_round_up(R, 4); break;           /* §3.2 */
-    case QCK_LM_DG_PACKED: m->Rg = lk_round_up(m->a[2], 4), m->Cg = lk_round_up(C, 4); break; /* §3.3 */
-    case QCK_LM_AITER_S: m->Rg = lk_round_up(R, 256), m->Cg = lk_round_up(C, 8); break; /* §4.3 */
+    case QCK_LM_SHUFFLE_SF_A: m->Cg = lk_round_up(C, 4); break;          /* layouts.md §2.2 */
+    case QCK_LM_GATED_W13: m->Cg = m->a[1] ? lk_round_up(C, 4) : C; break; /* layouts.md §2.4 */
+    case QCK_LM_DG_MN_MAJOR: m->Rg = lk_round_up(R, 4); break;           /* layouts.md §3.2 */
+    case QCK_LM_DG_PACKED: m->Rg = lk_round_up(m->a[2], 4), m->Cg = lk_round_up(C, 4); break; /* layouts.md §3.3 */
+    case QCK_LM_AITER_S: m->Rg = lk_round_up(R, 256), m->Cg = lk_round_up(C, 8); break; /* layouts.md §4.3 */
     case QCK_LM_AITER_S_GU: m->Cg = lk_round_up(C, 8); break;
-    case QCK_LM_TK_BW: m->Rg = lk_round_up(R, 8), m->Cg = lk_round_up(C, 128); break;   /* §5.1 */
+    case QCK_LM_TK_BW: m->Rg = lk_round_up(R, 8), m->Cg = lk_round_up(C, 128); break;   /* layouts.md §5.1 */
     case QCK_LM_TK_BW_ACT: m->Rg = lk_round_up(R, 128), m->Cg = lk_round_up(C, 8); break;
-    case QCK_LM_TK_HOPPER: m->Rg = lk_round_up(R, 32 * m->a[0]), m->Cg = lk_round_up(C, 2); break; /* §5.2 */
+    case QCK_LM_TK_HOPPER: m->Rg = lk_round_up(R, 32 * m->a[0]), m->Cg = lk_round_up(C, 2); break; /* layouts.md §5.2 */
     case QCK_LM_W13_PAD: m->Rg = m->a[2] ? 2 * lk_round_up(R / 2, m->a[0]) : lk_round_up(R, m->a[0]); break;
-    case QCK_LM_PAD_NVFP4: /* §6.3: K counted in FP4 codes, two per byte */
+    case QCK_LM_PAD_NVFP4: /* layouts.md §6.3: K counted in FP4 codes, two per byte */
         m->Rg = lk_round_up(R, m->a[0]), m->Cg = m->a[1] ? lk_round_up(2 * C, m->a[1]) / 2 : C;
         break;
-    case QCK_LM_AMX_VNNI4: return R * (C + 4); /* §7: row length K + 4 */
+    case QCK_LM_AMX_VNNI4: return R * (C + 4); /* layouts.md §7: row length K + 4 */
     default: break;
     }
     return m->Rg * m->Cg;
 }
 
 /* The element widths the map takes: 4-bit codes only for amx_u4 and the Marlin weights; DeepGEMM
- * reads fp32 (§3). */
+ * reads fp32 (layouts.md §3). */
 int lk_widths_ok(const qck_layout_map *m)
 {
     if (m->id == QCK_LM_AMX_U4)
