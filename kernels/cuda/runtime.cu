@@ -544,48 +544,55 @@ static qck_dequant_args dequant_of(const qck_quant_args *k, const uint8_t *q, co
  * harness/quant_job.c) on one side, the map on the device (layout_kernels.cu) on the other. */
 static int scales_via_layout(const qcheck_quant_spec *j) { return j->has_sf_layout && !swizzle_tile(&j->sf_layout); }
 
+/* The scales of spec in its canonical layout: the map m of its sf_layout, the spec without it
+ * (plain), and a host buffer for them (*buf, *nbytes); given: the mapped scale bytes the caller has.
+ * dequant also needs the map to be a plain scatter back. */
+static qcheck_status canonical_scales(const qcheck_quant_spec *spec, size_t given, const char *op, qck_layout_map *m,
+                                      qcheck_quant_spec *plain, void **buf, size_t *nbytes, qcheck_ctx *ctx)
+{
+    const char *name = spec->sf_layout.desc->name;
+    char what[48];
+    snprintf(what, sizeof what, "%s, on the scales: ", op);
+    TRY(layout_map_of(&spec->sf_layout, m, what, ctx));
+    if (!strcmp(op, "dequant") && !qck_layout_invertible(m))
+        return qcheck_say(ctx, QCHECK_DECLINED, "dequant: layout map %s on the scales (cuda inverts maps that move "
+                          "whole-byte elements unchanged, each to one place)", name);
+    if (given != qck_layout_dst_bytes(m))
+        return qcheck_say(ctx, QCHECK_BAD_INPUT, "%s: scale %zu bytes, layout %s makes %zu", op, given, name,
+                          qck_layout_dst_bytes(m));
+    *plain = *spec, plain->has_sf_layout = 0;
+    *nbytes = qck_layout_src_bytes(m);
+    if (!(*buf = malloc(*nbytes + 1)))
+        return qcheck_say(ctx, QCHECK_FAILED, "%s: out of memory for %zu bytes of scales", op, *nbytes);
+    return QCHECK_OK;
+}
+
 static qcheck_status quant_via_layout(const qcheck_quant_args *a, qcheck_ctx *ctx)
 {
-    qcheck_quant_spec plain = *a->spec;
+    qcheck_quant_spec plain;
     qcheck_quant_args b = *a;
     qck_layout_map m;
-    const char *name = a->spec->sf_layout.desc->name;
-    TRY(layout_map_of(&a->spec->sf_layout, &m, "quant, on the scales: ", ctx));
-    if (a->scale.nbytes != qck_layout_dst_bytes(&m))
-        return qcheck_say(ctx, QCHECK_BAD_INPUT, "quant: scale %zu bytes, layout %s makes %zu", a->scale.nbytes, name,
-                          qck_layout_dst_bytes(&m));
-    plain.has_sf_layout = 0, b.spec = &plain;
-    b.scale.nbytes = qck_layout_src_bytes(&m);
-    if (!(b.scale.data = malloc(b.scale.nbytes + 1)))
-        return qcheck_say(ctx, QCHECK_FAILED, "quant: out of memory for %zu bytes of scales", b.scale.nbytes);
+    TRY(canonical_scales(a->spec, a->scale.nbytes, "quant", &m, &plain, &b.scale.data, &b.scale.nbytes, ctx));
+    b.spec = &plain;
     qcheck_status st = qck_quant(&b, ctx);
     if (st == QCHECK_OK)
-        st = layout_run(&m, name, 0, b.scale.data, a->scale.data, ctx);
+        st = layout_run(&m, a->spec->sf_layout.desc->name, 0, b.scale.data, a->scale.data, ctx);
     free(b.scale.data);
     return st;
 }
 
 static qcheck_status dequant_via_layout(const qcheck_dequant_args *a, qcheck_ctx *ctx)
 {
-    qcheck_quant_spec plain = *a->spec;
+    qcheck_quant_spec plain;
     qcheck_dequant_args b = *a;
     qck_layout_map m;
-    const char *name = a->spec->sf_layout.desc->name;
-    TRY(layout_map_of(&a->spec->sf_layout, &m, "dequant, on the scales: ", ctx));
-    if (!qck_layout_invertible(&m))
-        return qcheck_say(ctx, QCHECK_DECLINED, "dequant: layout map %s on the scales (cuda inverts maps that move "
-                          "whole-byte elements unchanged, each to one place)", name);
-    if (a->scale.nbytes != qck_layout_dst_bytes(&m))
-        return qcheck_say(ctx, QCHECK_BAD_INPUT, "dequant: scale %zu bytes, layout %s makes %zu", a->scale.nbytes, name,
-                          qck_layout_dst_bytes(&m));
-    plain.has_sf_layout = 0, b.spec = &plain;
-    b.scale.nbytes = qck_layout_src_bytes(&m);
-    if (!(b.scale.data = malloc(b.scale.nbytes + 1)))
-        return qcheck_say(ctx, QCHECK_FAILED, "dequant: out of memory for %zu bytes of scales", b.scale.nbytes);
-    qcheck_status st = layout_run(&m, name, 1, a->scale.data, b.scale.data, ctx);
+    void *buf;
+    TRY(canonical_scales(a->spec, a->scale.nbytes, "dequant", &m, &plain, &buf, &b.scale.nbytes, ctx));
+    b.spec = &plain, b.scale.data = buf;
+    qcheck_status st = layout_run(&m, a->spec->sf_layout.desc->name, 1, a->scale.data, buf, ctx);
     if (st == QCHECK_OK)
         st = qck_dequant(&b, ctx);
-    free(b.scale.data);
+    free(buf);
     return st;
 }
 
