@@ -325,7 +325,7 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const float
  * [8192, 7168]): up to four 16-byte vectors of one group per lane (two for nvfp4) and one slot per
  * iteration gave 0.726 / 0.479 / 0.284 of the copy for token_group / mxfp8 / nvfp4, against 0.515 /
  * 0.367 / 0.197 with two vectors (one for nvfp4) and two slots: fewer registers (126 per thread
- * there, 25% of the warps resident), more groups per lane for the per-group scale step. The
+ * there, 25% of the warps resident), more elements per lane for each group's scale step. The
  * macros let a benchmark build try other shapes. QCK_UNROLL: slots per lane and iteration, their
  * loads issued together; QCK_GROUP_VMAX, QCK_NVFP4_VMAX: the most vectors of a group per lane (1,
  * 2 or 4). */
