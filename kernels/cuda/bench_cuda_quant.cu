@@ -32,7 +32,8 @@
         }                                                                                                          \
     } while (0)
 
-/* Normal-looking bf16 values with a few outliers, from a hash of the index. */
+/* Normal-looking bf16 values with a few outliers, and a NaN or an Inf in about one group in 16K (so
+ * that the closing check compares the two paths' exact NaN rules too), from a hash of the index. */
 __global__ void init_kernel(uint16_t *x, float *xf, int64_t n)
 {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
@@ -43,6 +44,9 @@ __global__ void init_kernel(uint16_t *x, float *xf, int64_t n)
             u *= 100.0f;
         uint32_t b = qck_bits(u);
         uint16_t v = (uint16_t)((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16); /* RNE to bf16 */
+        if ((h >> 44) % 262139 == 0) /* a NaN of some payload and sign, or the Inf of v's sign */
+            v = (h >> 43) & 1 ? (uint16_t)(0x7F81u | (h & 0x7Eu) | (h >> 63 ? 0x8000u : 0u))
+                              : (uint16_t)((v & 0x8000u) | 0x7F80u);
         x[i] = v;
         xf[i] = qck_float((uint32_t)v << 16);
     }

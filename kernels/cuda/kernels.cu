@@ -33,27 +33,76 @@ static unsigned qck_grid(int64_t blocks_needed, int sms)
 
 /* ---------------------------------------------------------------- loads and stores */
 
-QCK_D float qck_bf16_value(uint32_t h) { return qck_float(h << 16); }
-
-QCK_D void qck_load16(const float *x, int64_t e0, bool valid, float *v)
-{
-    float4 t = valid ? *reinterpret_cast<const float4 *>(x + e0) : make_float4(0.f, 0.f, 0.f, 0.f);
-    v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w;
-}
-
-QCK_D void qck_load16(const uint16_t *x, int64_t e0, bool valid, float *v)
-{
-    uint4 t = valid ? *reinterpret_cast<const uint4 *>(x + e0) : make_uint4(0u, 0u, 0u, 0u);
-    uint32_t w[4] = {t.x, t.y, t.z, t.w};
-    for (int k = 0; k < 4; k++) {
-        v[2 * k] = qck_bf16_value(w[k] & 0xFFFFu);
-        v[2 * k + 1] = qck_float(w[k] & 0xFFFF0000u);
-    }
-}
-
+/* A lane's 16-byte vector as loaded, raw: 4 fp32, or 8 bf16 (element 2i in the low half of word i).
+ * The group kernel keeps its vectors raw (a bf16 vector is 4 registers, not 8) and widens one at a
+ * time where the elements are scaled. */
 template <typename T> struct qck_vec;
 template <> struct qck_vec<float> { static const int N = 4; };
 template <> struct qck_vec<uint16_t> { static const int N = 8; };
+
+QCK_D uint4 qck_load_raw(const void *x, int64_t byte_offset, bool valid)
+{
+    return valid ? *reinterpret_cast<const uint4 *>(static_cast<const uint8_t *>(x) + byte_offset)
+                 : make_uint4(0u, 0u, 0u, 0u);
+}
+
+QCK_D uint32_t qck_word(const uint4 &r, int i) { return i == 0 ? r.x : i == 1 ? r.y : i == 2 ? r.z : r.w; }
+
+/* The fp32 bits of element k of a raw vector. */
+template <typename T> QCK_D uint32_t qck_elem_bits(const uint4 &r, int k);
+template <> QCK_D uint32_t qck_elem_bits<float>(const uint4 &r, int k) { return qck_word(r, k); }
+template <> QCK_D uint32_t qck_elem_bits<uint16_t>(const uint4 &r, int k)
+{
+    const uint32_t w = qck_word(r, k >> 1);
+    return k & 1 ? w & 0xFFFF0000u : w << 16;
+}
+
+template <typename T> QCK_D void qck_unpack(const uint4 &r, float *v)
+{
+#pragma unroll
+    for (int k = 0; k < qck_vec<T>::N; k++)
+        v[k] = qck_float(qck_elem_bits<T>(r, k));
+}
+
+/* max of each 16-bit half: one VIMNMX.U16x2 on sm_90 (PTX max.u16x2). */
+QCK_D uint32_t qck_max_u16x2(uint32_t a, uint32_t b)
+{
+#if defined(QCK_PTX)
+    uint32_t r;
+    asm("max.u16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+#else
+    uint32_t lo = (a & 0xFFFFu) > (b & 0xFFFFu) ? a & 0xFFFFu : b & 0xFFFFu;
+    return ((a >> 16) > (b >> 16) ? a & 0xFFFF0000u : b & 0xFFFF0000u) | lo;
+#endif
+}
+
+/* The largest magnitude among a raw vector's elements, accumulated in acc, then as fp32 bits by
+ * qck_absmax_bits (magnitude bits compare as the values do; NaN's lie above Inf's). bf16 takes both
+ * halves of a word in one max. */
+template <typename T> QCK_D uint32_t qck_absmax_acc(uint32_t acc, const uint4 &r);
+template <> QCK_D uint32_t qck_absmax_acc<float>(uint32_t acc, const uint4 &r)
+{
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const uint32_t b = qck_word(r, i) & QCK_ABS;
+        acc = b > acc ? b : acc;
+    }
+    return acc;
+}
+template <> QCK_D uint32_t qck_absmax_acc<uint16_t>(uint32_t acc, const uint4 &r)
+{
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        acc = qck_max_u16x2(acc, qck_word(r, i) & 0x7FFF7FFFu);
+    return acc;
+}
+template <typename T> QCK_D uint32_t qck_absmax_bits(uint32_t acc);
+template <> QCK_D uint32_t qck_absmax_bits<float>(uint32_t acc) { return acc; }
+template <> QCK_D uint32_t qck_absmax_bits<uint16_t>(uint32_t acc)
+{
+    return ((acc >> 16) > (acc & 0xFFFFu) ? acc >> 16 : acc & 0xFFFFu) << 16;
+}
 
 /* Two byte codes, element lo in the low byte. */
 template <int CK>
@@ -113,8 +162,9 @@ QCK_D void qck_store_scale_u8(const qck_quant_args &a, int64_t i, int64_t j, uin
 enum { QCK_FAM_ANY = 0, QCK_FAM_TG = 1, QCK_FAM_MX = 2, QCK_FAM_NV = 3 };
 
 /* The scale of tile (i, j) from its amax, stored when `store`, and its element operation. */
+/* g: nvfp4's global scale (a.dev_scale[0], read once per thread by the caller). */
 template <int FAM = QCK_FAM_ANY>
-QCK_D qck_elem_op qck_group_step(const qck_quant_args &a, float amax, int64_t i, int64_t j, bool store)
+QCK_D qck_elem_op qck_group_step(const qck_quant_args &a, float amax, int64_t i, int64_t j, bool store, float g)
 {
     const qc_recipe_policy &p = a.p;
     const bool mx = FAM == QCK_FAM_MX ||
@@ -128,9 +178,8 @@ QCK_D qck_elem_op qck_group_step(const qck_quant_args &a, float amax, int64_t i,
         return qck_mx_op(E, amax, p);
     }
     if (FAM != QCK_FAM_TG && FAM != QCK_FAM_MX && nv) {
-        float g = a.dev_scale[0];
         uint32_t sf = qck_encode_e4m3_sf(qck_nv_sf_value(p, amax, g), p.sf_cast);
-        float sfdec = qck_decode_minifloat(qck_format(QC_E4M3FN), sf);
+        float sfdec = qck_decode_e4m3fn(sf);
         if (store)
             qck_store_scale_u8(a, i, j, sf);
         return qck_nv_op(p, amax, sfdec, g);
@@ -206,20 +255,23 @@ QCK_D void qck_scale_clean(const qck_elem_op &op, const float *v, float *y, cons
 
 /* The amax of a lane group that holds a NaN: the largest magnitude that is not NaN, and the bits of
  * the group's first NaN (lane-major, so in element order) for a profile that propagates it. */
-template <int N>
-QCK_D float qck_group_amax_nan(const qck_quant_args &a, const float *v, int sub, int lpg)
+template <typename T, int V>
+QCK_D float qck_group_amax_nan(const qck_quant_args &a, const uint4 *r, int sub, int lpg)
 {
+    constexpr int N = qck_vec<T>::N;
     uint32_t mx = 0, key = QCK_NONE32, nanb = 0;
 #pragma unroll
-    for (int k = 0; k < N; k++) {
-        uint32_t b = qck_bits(v[k]) & QCK_ABS;
-        if (b > QCK_INF) {
-            if (key == QCK_NONE32)
-                key = (uint32_t)(sub * N + k), nanb = b;
-        } else {
-            mx = b > mx ? b : mx;
+    for (int t = 0; t < V; t++)
+#pragma unroll
+        for (int k = 0; k < N; k++) {
+            const uint32_t b = qck_elem_bits<T>(r[t], k) & QCK_ABS;
+            if (b > QCK_INF) {
+                if (key == QCK_NONE32)
+                    key = (uint32_t)(sub * V * N + t * N + k), nanb = b;
+            } else {
+                mx = b > mx ? b : mx;
+            }
         }
-    }
     for (int off = lpg >> 1; off > 0; off >>= 1) {
         uint32_t om = QCK_SHFL_XOR(mx, off, lpg), ok = QCK_SHFL_XOR(key, off, lpg);
         mx = om > mx ? om : mx;
@@ -227,7 +279,7 @@ QCK_D float qck_group_amax_nan(const qck_quant_args &a, const float *v, int sub,
     }
     float amax = qck_float(mx);
     if (a.p.amax_nan == QC_AMAX_NAN_PROPAGATE) { /* kernel-uniform: every lane takes the shuffle */
-        uint32_t nb = QCK_SHFL(nanb, key == QCK_NONE32 ? 0 : (int)(key / N), lpg);
+        uint32_t nb = QCK_SHFL(nanb, key == QCK_NONE32 ? 0 : (int)(key / (V * N)), lpg);
         if (key != QCK_NONE32)
             amax = qck_float(nb);
     }
@@ -247,78 +299,88 @@ template <int NW> QCK_D void qck_store_words(uint8_t *dst, const uint32_t *w)
             reinterpret_cast<uint4 *>(dst)[k / 4] = make_uint4(w[k], w[k + 1], w[k + 2], w[k + 3]);
 }
 
-/* One lane group's slot: amax, scale, codes of the E elements each lane holds. Every lane of the
- * warp calls it (the shuffles). */
-template <int E, int CK, int FAM>
-QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const float *v, int64_t gi, bool valid, int sub)
+/* The N scaled and clamped values of one vector: the straight path on a clean slot, the exact NaN
+ * rules otherwise (the clamp's switch once per vector, not per element). */
+template <int N>
+QCK_D void qck_scale_vector(const qck_elem_op &op, bool clean, const float *v, float *y, const qc_recipe_policy &p)
 {
+    if (clean)
+        qck_scale_clean<N>(op, v, y, p);
+    else
+        switch (p.clamp) {
+        case QC_CLAMP_NONE:   qck_scale_elems<N, QC_CLAMP_NONE>(op, v, y, p); break;
+        case QC_CLAMP_TORCH:  qck_scale_elems<N, QC_CLAMP_TORCH>(op, v, y, p); break;
+        case QC_CLAMP_FMINF:  qck_scale_elems<N, QC_CLAMP_FMINF>(op, v, y, p); break;
+        case QC_CLAMP_TRITON: qck_scale_elems<N, QC_CLAMP_TRITON>(op, v, y, p); break;
+        default:              qck_scale_elems<N, QC_CLAMP_FMINF_UPPER>(op, v, y, p); break;
+        }
+}
+
+/* One lane group's slot: amax, scale, codes of the V raw vectors each lane holds (E = V * N
+ * elements). Every lane of the warp calls it (the shuffles). */
+template <typename T, int V, int CK, int FAM>
+QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, float g, const uint4 *r, int64_t gi, bool valid,
+                          int sub)
+{
+    constexpr int N = qck_vec<T>::N, E = V * N;
     const int lpg = a.lpg;
     const int64_t ng = a.tiles_c, e0 = gi * a.tile_c + (int64_t)sub * E;
-    /* amax: the largest magnitude bits (they compare as the values do). A NaN's bits are above
-     * Inf's, so one maximum over all bits says whether the group holds one; only a warp where some
-     * group does takes the exact NaN rules (warp-uniform: the shuffles need every lane). */
-    uint32_t mx = 0;
+    /* amax: the largest magnitude bits. A NaN's bits are above Inf's, so one maximum over all bits
+     * says whether the group holds one; only a warp where some group does takes the exact NaN
+     * rules (warp-uniform: the shuffles need every lane). */
+    uint32_t acc = 0;
 #pragma unroll
-    for (int k = 0; k < E; k++) {
-        uint32_t b = qck_bits(v[k]) & QCK_ABS;
-        mx = b > mx ? b : mx;
-    }
+    for (int t = 0; t < V; t++)
+        acc = qck_absmax_acc<T>(acc, r[t]);
+    uint32_t mx = qck_absmax_bits<T>(acc);
     for (int off = lpg >> 1; off > 0; off >>= 1) {
         uint32_t om = QCK_SHFL_XOR(mx, off, lpg);
         mx = om > mx ? om : mx;
     }
     float amax = qck_float(mx);
     if (QCK_ANY(mx > QCK_INF)) {
-        float exact = qck_group_amax_nan<E>(a, v, sub, lpg);
+        float exact = qck_group_amax_nan<T, V>(a, r, sub, lpg);
         if (mx > QCK_INF)
             amax = exact;
     }
     const int64_t row = qck_fastdiv_div(a.groups_per_row, (uint32_t)gi), col = gi - row * ng;
-    const qck_elem_op op = qck_group_step<FAM>(a, amax, row, col, valid && sub == 0);
+    const qck_elem_op op = qck_group_step<FAM>(a, amax, row, col, valid && sub == 0, g);
     if (!valid)
         return;
-    float y[E];
     const bool clean = qck_slot_clean(mx, op);
-    if (clean)
-        qck_scale_clean<E>(op, v, y, a.p);
-    else
-        switch (a.p.clamp) { /* the clamp's switch once per slot, not per element */
-        case QC_CLAMP_NONE:        qck_scale_elems<E, QC_CLAMP_NONE>(op, v, y, a.p); break;
-        case QC_CLAMP_TORCH:       qck_scale_elems<E, QC_CLAMP_TORCH>(op, v, y, a.p); break;
-        case QC_CLAMP_FMINF:       qck_scale_elems<E, QC_CLAMP_FMINF>(op, v, y, a.p); break;
-        case QC_CLAMP_TRITON:      qck_scale_elems<E, QC_CLAMP_TRITON>(op, v, y, a.p); break;
-        default:                   qck_scale_elems<E, QC_CLAMP_FMINF_UPPER>(op, v, y, a.p); break;
-        }
-    uint32_t w[E / 4 > 0 ? E / 4 : 1]; /* the codes, 4 bytes per word (FP4: 8 nibbles per word) */
-    if (a.fp4) {
+    /* the codes, vector by vector: 4 per word (FP4: 8 nibbles per word, element j at bit 4 j) */
+    uint32_t w[E / 4];
 #pragma unroll
-        for (int k = 0; k < E / 8; k++) {
-            w[k] = 0;
+    for (int k = 0; k < E / 4; k++)
+        w[k] = 0;
 #pragma unroll
-            for (int t = 0; t < 4; t++)
-                w[k] |= (qck_encode_e2m1(y[8 * k + 2 * t], a.p.cast) | qck_encode_e2m1(y[8 * k + 2 * t + 1], a.p.cast) << 4)
-                        << (8 * t);
-        }
-        if (E == 4)
-            *reinterpret_cast<uint16_t *>(a.q + e0 / 2) =
-                (uint16_t)(qck_encode_e2m1(y[0], a.p.cast) | qck_encode_e2m1(y[1], a.p.cast) << 4 |
-                           (qck_encode_e2m1(y[2], a.p.cast) | qck_encode_e2m1(y[3], a.p.cast) << 4) << 8);
-        else
-            qck_store_words<E / 8>(a.q + e0 / 2, w);
-    } else {
-        if (clean) {
+    for (int t = 0; t < V; t++) {
+        float v[N], y[N];
+        qck_unpack<T>(r[t], v);
+        qck_scale_vector<N>(op, clean, v, y, a.p);
+        if (a.fp4) {
 #pragma unroll
-            for (int k = 0; k < E / 4; k++)
-                w[k] = qck_code2<CK>(y[4 * k], y[4 * k + 1], m, a.p.cast) |
-                       qck_code2<CK>(y[4 * k + 2], y[4 * k + 3], m, a.p.cast) << 16;
+            for (int k = 0; k < N; k++) {
+                const int j = t * N + k;
+                w[j / 8] |= (CK == QCK_CK_E2M1_RNE && clean ? qck_e2m1_rne_sat(y[k]) : qck_encode_e2m1(y[k], a.p.cast))
+                            << (4 * (j % 8));
+            }
         } else {
 #pragma unroll
-            for (int k = 0; k < E / 4; k++)
-                w[k] = qck_code2_any<CK>(y[4 * k], y[4 * k + 1], m, a.p.cast, a.hw_exact) |
-                       qck_code2_any<CK>(y[4 * k + 2], y[4 * k + 3], m, a.p.cast, a.hw_exact) << 16;
+            for (int k = 0; k < N; k += 2) {
+                const int j = t * N + k;
+                w[j / 4] |= (clean ? qck_code2<CK>(y[k], y[k + 1], m, a.p.cast)
+                                   : qck_code2_any<CK>(y[k], y[k + 1], m, a.p.cast, a.hw_exact))
+                            << (8 * (j % 4));
+            }
         }
-        qck_store_words<E / 4>(a.q + e0, w);
     }
+    if (!a.fp4)
+        qck_store_words<E / 4>(a.q + e0, w);
+    else if (E == 4)
+        *reinterpret_cast<uint16_t *>(a.q + e0 / 2) = (uint16_t)w[0];
+    else
+        qck_store_words<(E / 8 > 0 ? E / 8 : 1)>(a.q + e0 / 2, w);
 }
 
 /* The group kernel's shape, measured on an H200 (docs/notes/cuda.md, bench_cuda_quant, bf16
@@ -344,19 +406,20 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const float
 #define QCK_V4 2 /* no V = 4 instantiation */
 #endif
 
-/* V 16-byte vectors of one group per lane (E = V * N elements): the group's amax, scale and
- * shuffles are paid once per E elements. */
+/* V 16-byte vectors of one group per lane: the group's amax, scale and shuffles are paid once per
+ * V * N elements. */
 template <typename T, int CK, int FAM, int V>
 __global__ void __launch_bounds__(QCK_THREADS) qck_group_kernel(const T *__restrict__ x, qck_quant_args a)
 {
     constexpr int N = qck_vec<T>::N, E = V * N;
     const qck_fmt m = qck_format(a.p.elem);
+    const float g = FAM == QCK_FAM_NV ? a.dev_scale[0] : 0.0f;
     const int lane = threadIdx.x & 31, lpg = a.lpg, gpw = 32 / lpg, sub = lane & (lpg - 1);
     const int64_t total = a.rows * a.tiles_c, group = a.tile_c;
     const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int64_t nwarps = ((int64_t)gridDim.x * blockDim.x) >> 5, step = (int64_t)gpw * QCK_UNROLL;
     for (int64_t base = warp * step; base < total; base += nwarps * step) { /* warp-uniform */
-        float v[QCK_UNROLL][E];
+        uint4 r[QCK_UNROLL][V];
         int64_t gi[QCK_UNROLL];
         bool valid[QCK_UNROLL];
 #pragma unroll
@@ -365,13 +428,13 @@ __global__ void __launch_bounds__(QCK_THREADS) qck_group_kernel(const T *__restr
             valid[u] = gi[u] < total;
 #pragma unroll
             for (int t = 0; t < V; t++)
-                qck_load16(x, gi[u] * group + (int64_t)sub * E + t * N, valid[u], v[u] + t * N);
+                r[u][t] = qck_load_raw(x, (gi[u] * group + (int64_t)sub * E + t * N) * (int64_t)sizeof(T), valid[u]);
         }
 #if !defined(QCK_HIP) /* hipcc 5.2 cannot unroll this loop of shuffles and votes (-Wpass-failed) */
 #pragma unroll
 #endif
         for (int u = 0; u < QCK_UNROLL; u++)
-            qck_group_slot<E, CK, FAM>(a, m, v[u], gi[u], valid[u], sub);
+            qck_group_slot<T, V, CK, FAM>(a, m, g, r[u], gi[u], valid[u], sub);
     }
 }
 
@@ -428,7 +491,7 @@ __global__ void __launch_bounds__(QCK_THREADS) qck_tile_kernel(const float *__re
             float amax = qck_float(s_max[0]);
             if (prop && k != QCK_NONE64)
                 amax = qck_float(qck_bits(x[(r0 + (int64_t)k / w) * a.cols + c0 + (int64_t)k % w]) & QCK_ABS);
-            s_op = qck_group_step(a, amax, ti, tj, true);
+            s_op = qck_group_step(a, amax, ti, tj, true, a.recipe == QC_RECIPE_NVFP4 ? a.dev_scale[0] : 0.0f);
         }
         __syncthreads();
         const qck_elem_op op = s_op;
@@ -556,18 +619,19 @@ static bool qck_group_kernel_fits(const qck_quant_args *a, int N)
 template <typename T, int V>
 static void (*qck_group_pick(const qck_quant_args &a))(const T *, qck_quant_args)
 {
-    const bool hw = !a.fp4 && (a.hw_exact || qck_hw_fp8_clean_ok(a.p));
+    const bool hw = !a.fp4 && (a.hw_exact || qck_hw_fp8_clean_ok(a.p)), e2m1 = a.fp4 && qck_e2m1_rne_ok(a.p.cast);
+    if (a.recipe == QC_RECIPE_NVFP4)
+        return e2m1 ? qck_group_kernel<T, QCK_CK_E2M1_RNE, QCK_FAM_NV, V> : qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_NV, V>;
+    if (e2m1)
+        return a.recipe >= QC_RECIPE_MXFP8 ? qck_group_kernel<T, QCK_CK_E2M1_RNE, QCK_FAM_MX, V>
+                                           : qck_group_kernel<T, QCK_CK_E2M1_RNE, QCK_FAM_TG, V>;
 #if defined(QCK_HIP)
     (void)hw;
-    if (a.recipe == QC_RECIPE_NVFP4)
-        return qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_NV, V>;
     if (a.recipe >= QC_RECIPE_MXFP8)
         return qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_MX, V>;
     return qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_TG, V>;
 #else
     const bool e4 = a.p.elem == QC_E4M3FN;
-    if (a.recipe == QC_RECIPE_NVFP4)
-        return qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_NV, V>;
     if (a.recipe >= QC_RECIPE_MXFP8)
         return !hw ? qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_MX, V>
                : e4 ? qck_group_kernel<T, QCK_CK_E4M3_HW, QCK_FAM_MX, V>

@@ -402,7 +402,40 @@ QCK_HD uint32_t qck_encode_e2m1(float x, const qc_cast_policy &p)
         return 0;
     if (c == 0 && p.zero_sign == QC_ZERO_MODELOPT && a == 0)
         return 8;
+    if (c == 0 && p.zero_sign == QC_ZERO_EXACT_POSITIVE && a == 0)
+        return 0;
     return (b >> 31) << 3 | c;
+}
+
+/* fp32 -> e2m1 for a y that is not NaN, ties to even, saturating, the sign of zero kept (the cast of
+ * cvt.rn.satfinite.e2m1x2, formats.md §3.2; every e2m1 policy with those ties and zero sign agrees
+ * on non-NaN input), without a branch: e2m1's grid in |y|'s binade, clamped to [1, 4] (below 1 the
+ * subnormal grid continues the one of [1, 2)), is the ulp of M = 2^22, 2^23 or 2^24, so the sum
+ * |y| + M rounds |y| onto it with the tie to the even grid point, and the sum's bits minus M's
+ * count grid steps: the code within the binade, plus the binade's first code 0, 2 or 4. Above 6
+ * the count passes 7 and saturates (Inf too). numerics_check.cu compares it with the reference. */
+QCK_HD uint32_t qck_e2m1_rne_sat(float y)
+{
+    const uint32_t b = qck_bits(y);
+    uint32_t e = b & 0x7F800000u; /* 2^floor(log2|y|) */
+    e = e < 0x3F800000u ? 0x3F800000u : e > 0x40800000u ? 0x40800000u : e;
+    const uint32_t M = e + (22u << 23), first = (e - 0x3F800000u) >> 22;
+    const uint32_t c = qck_bits(qck_float(b & QCK_ABS) + qck_float(M)) - M + first;
+    return (b >> 28 & 8u) | (c < 7u ? c : 7u);
+}
+
+/* Does an e2m1 cast policy equal qck_e2m1_rne_sat on non-NaN input? */
+QCK_HD int qck_e2m1_rne_ok(const qc_cast_policy &p) { return p.ties == QC_TIES_EVEN && p.zero_sign == QC_ZERO_KEEP; }
+
+/* An e4m3fn code -> fp32, exact: the code's bits placed in an fp32 exponent and mantissa are the
+ * value times 2^-120 (its subnormals too, as fp32 subnormals), and 0x7F / 0xFF are NaN (the bits of
+ * qck_decode_minifloat). */
+QCK_HD float qck_decode_e4m3fn(uint32_t code)
+{
+    const uint32_t sign = (code & 0x80u) << 24;
+    if ((code & 0x7Fu) == 0x7Fu)
+        return qck_float(sign | 0x7FC00000u);
+    return qck_float(sign | (code & 0x7Fu) << 20) * 0x1p120f;
 }
 
 /* A minifloat code -> fp32, exact; NaN codes of 8 bits and fewer give sign | 0x7FC00000 (ml_dtypes'

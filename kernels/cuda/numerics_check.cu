@@ -527,6 +527,51 @@ static void check_clean_cvt(void)
         report("clean cvt: no policy takes the instruction (the check checked nothing)");
 }
 
+/* qck_e2m1_rne_sat against the reference's e2m1 encoder under profile ptx (ties to even, the sign
+ * of zero kept) and under every recipe's e2m1 cast that qck_e2m1_rne_ok lets take it, on every
+ * exponent with the top 12 mantissa bits taking every value and the low 11 0, 1 or 0x7FF (every
+ * combination of kept bit, round bit and sticky bit), both signs, and Inf; qck_decode_e4m3fn
+ * against the reference on all 256 codes. */
+static void check_fast_fp4(void)
+{
+    const qc_minifloat m = qcref_minifloat(QC_E2M1), e4 = qcref_minifloat(QC_E4M3FN);
+    qc_cast_policy pols[64];
+    int np = 0;
+    pols[np++] = qc_cast_profile_policy(qc_cast_profile_find("ptx"), QC_E2M1);
+    for (int pi = 0; pi < qc_recipe_profile_count() && np < 64; pi++) {
+        qc_recipe_policy p = qc_recipe_profile_policy(qc_recipe_profile_at(pi), QC_E2M1, 0);
+        if (p.elem == QC_E2M1 && qck_e2m1_rne_ok(p.cast))
+            pols[np++] = p.cast;
+    }
+    long values = 0;
+    for (int k = 0; k < np; k++) {
+        if (!qck_e2m1_rne_ok(pols[k]))
+            report("fast e2m1: profile ptx's e2m1 cast is not ties-even, zero-keeping");
+        for (uint32_t hi = 0; hi <= 0x7F800000u >> 11; hi++)
+            for (int lo = 0; lo < 3; lo++) {
+                uint32_t mag = hi << 11 | (lo == 0 ? 0u : lo == 1 ? 1u : 0x7FFu);
+                if (mag > 0x7F800000u)
+                    continue;
+                for (uint32_t sign = 0; sign < 2; sign++, values++) {
+                    float x = fl(mag | sign << 31);
+                    uint32_t want = qcref_minifloat_encode(m, x, &pols[k]), got = qck_e2m1_rne_sat(x);
+                    if (want != got) {
+                        char b[160];
+                        snprintf(b, sizeof b, "fast e2m1: policy %d x=0x%08x: want 0x%x got 0x%x", k, bi(x), want, got);
+                        report(b);
+                    }
+                }
+            }
+    }
+    for (uint32_t c = 0; c < 256; c++)
+        if (bi(qcref_minifloat_decode(e4, c)) != bi(qck_decode_e4m3fn(c))) {
+            char b[80];
+            snprintf(b, sizeof b, "fast e4m3 decode 0x%02x", c);
+            report(b);
+        }
+    printf("fast fp4: e2m1 of %d policies on %ld values each, e4m3 decode of 256 codes\n", np, values / (np ? np : 1));
+}
+
 int main(void)
 {
     build_sample();
@@ -535,6 +580,7 @@ int main(void)
     check_arith();
     check_fastdiv();
     check_clean_cvt();
+    check_fast_fp4();
     check_minifloat_casts();
     check_e8m0(&L);
     check_libm(&L);
