@@ -369,6 +369,8 @@ QCK_HD uint32_t qck_encode_minifloat(const qck_fmt &m, float x, const qc_cast_po
             return 0;
         if (p.zero_sign == QC_ZERO_MODELOPT && a == 0)
             return sbit;
+        if (p.zero_sign == QC_ZERO_EXACT_POSITIVE && a == 0)
+            return 0;
     }
     return sign | mag;
 }
@@ -478,6 +480,8 @@ typedef struct qck_libm {
     int32_t thr_norm[256]; /* biased exponent e (1..254): ceil = k + (mantissa > thr) */
     int32_t thr_sub[24];   /* fp32 subnormals, by the top bit j of the mantissa */
     uint32_t exp2_bits[280]; /* exp2f(c) for c = -151 .. 128 */
+    int32_t top_norm[256];   /* floorf(log2f()): floor = k + (mantissa >= top), the run rounded up to k + 1 */
+    int32_t top_sub[24];
     int ok;
 } qck_libm;
 
@@ -489,6 +493,17 @@ QCK_HD int qck_ceil_log2(uint32_t a, const qck_libm *L)
         return (int)e - 127 + ((int32_t)f > L->thr_norm[e]);
     int j = 31 - qck_clz(f);
     return j - 149 + ((int32_t)(f - (1u << j)) > L->thr_sub[j]);
+}
+
+/* floorf(log2f(a)) for 0 < a < Inf (fp32 bits, sign clear): k, or k + 1 on the binade's last
+ * mantissas, whose log2f rounds up to k + 1. */
+QCK_HD int qck_floor_log2(uint32_t a, const qck_libm *L)
+{
+    uint32_t e = a >> 23, f = a & 0x7FFFFFu;
+    if (e)
+        return (int)e - 127 + ((int32_t)f >= L->top_norm[e]);
+    int j = 31 - qck_clz(f);
+    return j - 149 + ((int32_t)(f - (1u << j)) >= L->top_sub[j]);
 }
 
 /* exp2f(ceilf(log2f(s))) of the host's libm, for s >= 0 (scales; formats.md §2.2). */
@@ -524,6 +539,13 @@ QCK_HD uint32_t qck_clampi(int v, int lo, int hi) { return (uint32_t)(v < lo ? l
 QCK_HD uint32_t qck_torchao_byte(int unbiased, int emax, int nan)
 {
     return nan ? 0xFFu : qck_clampi(unbiased - emax, -127, 128) + 127u;
+}
+
+/* Does the e8m0 rule read the qck_libm table (the host's log2f)? */
+QCK_HD int qck_e8m0_uses_libm(qc_e8m0_rule r)
+{
+    return r == QC_E8M0_LOG2_CEIL || r == QC_E8M0_TORCHAO_RCEIL || r == QC_E8M0_MODELOPT || r == QC_E8M0_MODELOPT_CPU ||
+           r == QC_E8M0_LOG2_FLOOR;
 }
 
 /* fp32 -> e8m0 under every rule of formats.md §2.2 (names as qc_e8m0_rule). */
@@ -568,6 +590,12 @@ QCK_HD uint32_t qck_e8m0_encode(float x, const qc_cast_policy &p, const qck_libm
         return nan ? 0xFFu : qck_log2_ceil_byte(a, L, 0xFFu);
     case QC_E8M0_TORCHAO_RCEIL: /* e8m0.c: the same, saturating at 254 */
         return nan ? 0xFFu : qck_log2_ceil_byte(a, L, 0xFEu);
+    case QC_E8M0_LOG2_FLOOR: { /* e8m0.c: microxcaling, floor(log2f(x)) - emax with 0 read as 2^-126 */
+        if (nonfinite)
+            return 0xFFu;
+        int l = qck_floor_log2(a ? a : 0x00800000u, L) - p.e8m0_emax;
+        return l > 127 ? 0xFFu : l < -127 ? 0u : (uint32_t)(l + 127);
+    }
     case QC_E8M0_MODELOPT: /* e8m0.c: NaN 0, +Inf 255 (GPU) or 0 (CPU) */
     case QC_E8M0_MODELOPT_CPU:
         return nan ? 0u : (a == QCK_INF) ? (p.e8m0 == QC_E8M0_MODELOPT ? 0xFFu : 0u) : qck_log2_ceil_byte(a, L, 0xFFu);
@@ -719,13 +747,6 @@ template <int CL> QCK_HD float qck_clamp_as(float v, float m, float nm, int nan_
     case QC_CLAMP_FMINF_UPPER: return qck_fminf(v, m);
     default:              return v;
     }
-}
-
-/* microxcaling's rules (profile ocp: e8m0 log2-floor, zero sign exact-positive), which this backend
- * has not: runtime.cu declines them, numerics_check.cu skips them. */
-QCK_HD int qck_ocp_rule(qc_e8m0_rule e8m0, qc_zero_sign zero_sign)
-{
-    return e8m0 == QC_E8M0_LOG2_FLOOR || zero_sign == QC_ZERO_EXACT_POSITIVE;
 }
 
 QCK_HD float qck_clamp(float v, const qc_recipe_policy &p)

@@ -117,7 +117,7 @@ static void check_minifloat_casts(void)
                 for (int nc = 0; nc < 3; nc++)
                     for (int ti = 0; ti < 3; ti++)
                         for (int nn = 0; nn < 4; nn++)
-                            for (int zs = 0; zs < 3; zs++) {
+                            for (int zs = 0; zs < 4; zs++) {
                                 qc_cast_policy p = qcref_default_policy();
                                 p.overflow = (qc_overflow)ov, p.nan_sign = (qc_nan_sign)ns, p.nan_code = (qc_nan_code)nc;
                                 p.ties = (qc_ties)ti, p.nonan = (qc_nonan)nn, p.zero_sign = (qc_zero_sign)zs;
@@ -165,8 +165,6 @@ static void check_e8m0(const qck_libm *L)
             for (int mb = 1; mb <= 3; mb += 2) {
                 qc_cast_policy p = qcref_default_policy();
                 p.e8m0 = (qc_e8m0_rule)r, p.e8m0_emax = emax, p.e8m0_mbits = mb;
-                if (qck_ocp_rule(p.e8m0, p.zero_sign))
-                    continue; /* declined by the backend (runtime.cu) */
                 for (size_t i = 0; i < nsample; i++) {
                     float x = fl(sample[i]);
                     uint32_t want = qcref_e8m0_encode(x, &p), got = qck_e8m0_encode(x, p, L);
@@ -226,7 +224,26 @@ static void check_libm(const qck_libm *L)
             report(s);
         }
     }
-    printf("libm table: %ld values of ceilf(log2f()) / exp2f()\n", n);
+    /* floorf(log2f()): around every binade's closing run, at random, and on every subnormal */
+    for (uint32_t e = 1; e <= 254; e++)
+        for (int k = 0; k < 64; k++) {
+            int32_t t = L->top_norm[e];
+            uint32_t off = k < 8 ? (uint32_t)(t + k - 4 < 0 ? 0 : t + k - 4) : next32() & 0x7FFFFFu;
+            uint32_t b = e << 23 | (off & 0x7FFFFFu);
+            n++;
+            if ((float)qck_floor_log2(b, L) != floorf(log2f(fl(b)))) {
+                char s[100];
+                snprintf(s, sizeof s, "log2-floor x=0x%08x: libm %g", b, floorf(log2f(fl(b))));
+                report(s);
+            }
+        }
+    for (uint32_t b = 1; b < 0x00800000u; b++, n++)
+        if ((float)qck_floor_log2(b, L) != floorf(log2f(fl(b)))) {
+            char s[100];
+            snprintf(s, sizeof s, "log2-floor x=0x%08x: libm %g", b, floorf(log2f(fl(b))));
+            report(s);
+        }
+    printf("libm table: %ld values of ceilf(log2f()) / floorf(log2f()) / exp2f()\n", n);
 }
 
 /* ---------------------------------------------------------------- recipes */
@@ -377,8 +394,6 @@ static void check_recipes(const qck_libm *L)
                 if (ue && r != QC_RECIPE_TOKEN_GROUP && r != QC_RECIPE_BLOCK)
                     continue;
                 qc_recipe_policy p = qc_recipe_profile_policy(prof, elems_to_try[ei], ue);
-                /* the backend declines these quant rules (runtime.cu), not their dequant */
-                const bool quant_declined = qck_ocp_rule(p.pow2_policy.e8m0, p.cast.zero_sign);
                 static const size_t shapes[][2] = {{9, 256}, {1, 96}, {3, 64}, {130, 200}, {2, 7}, {0, 32}};
                 for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
                     for (int variant = 0; variant < 4; variant++) {
@@ -396,13 +411,12 @@ static void check_recipes(const qck_libm *L)
                                            (uint8_t *)malloc(ns + 1), 0, ns};
                         qcref_quant(r, &p, x, rows, cols, stp, gep, &qz);
                         float gs = 0;
-                        if (!quant_declined)
-                            host_quant(r, p, x, rows, cols, stp, gep, L, codes, sf32, su8, &gs);
+                        host_quant(r, p, x, rows, cols, stp, gep, L, codes, sf32, su8, &gs);
                         jobs++, elems += (long)n;
                         char what[220];
                         snprintf(what, sizeof what, "quant %s profile %s elem %s ue8m0 %d shape %zux%zu variant %d",
                                  qc_recipe_name(r), prof->name, qc_format_name(p.elem), ue, rows, cols, variant);
-                        for (size_t i = 0; i < n && !quant_declined; i++)
+                        for (size_t i = 0; i < n; i++)
                             if (codes[i] != qz.q[i]) {
                                 char b[400];
                                 snprintf(b, sizeof b, "%s: code %zu (x=0x%08x): want 0x%x got 0x%x", what, i, bi(x[i]),
@@ -410,7 +424,7 @@ static void check_recipes(const qck_libm *L)
                                 report(b);
                                 break;
                             }
-                        for (size_t i = 0; i < ns && !quant_declined; i++) {
+                        for (size_t i = 0; i < ns; i++) {
                             int bad = r >= QC_RECIPE_MXFP8 ? su8[i] != qz.scale_u8[i] : bi(sf32[i]) != bi(qz.scale_f32[i]);
                             if (bad) {
                                 char b[400];
@@ -421,7 +435,7 @@ static void check_recipes(const qck_libm *L)
                                 break;
                             }
                         }
-                        if (r == QC_RECIPE_NVFP4 && !quant_declined && bi(gs) != bi(qz.gscale)) {
+                        if (r == QC_RECIPE_NVFP4 && bi(gs) != bi(qz.gscale)) {
                             char b[300];
                             snprintf(b, sizeof b, "%s: gscale want 0x%08x got 0x%08x", what, bi(qz.gscale), bi(gs));
                             report(b);

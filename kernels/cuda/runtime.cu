@@ -265,13 +265,9 @@ extern "C" qcheck_status qck_cast(const qcheck_cast_args *a, qcheck_ctx *ctx)
         return qcheck_say(ctx, QCHECK_BAD_INPUT, "cast: x must be f32 [n] and y %d-byte codes [n] (got %zu and %zu bytes)",
                    storage_bytes(a->to), a->x.nbytes, a->y.nbytes);
     TRY(init(ctx));
-    if (qck_ocp_rule(a->to == QC_E8M0 ? a->policy.e8m0 : QC_E8M0_RNE, a->policy.zero_sign))
-        return qcheck_say(ctx, QCHECK_DECLINED, "cast with e8m0 rule log2-floor or zero sign exact-positive: not implemented here");
-    if (a->to == QC_E8M0 && (a->policy.e8m0 == QC_E8M0_LOG2_CEIL || a->policy.e8m0 == QC_E8M0_TORCHAO_RCEIL ||
-                             a->policy.e8m0 == QC_E8M0_MODELOPT || a->policy.e8m0 == QC_E8M0_MODELOPT_CPU) &&
-        !S.h_libm.ok)
-        return qcheck_say(ctx, QCHECK_DECLINED, "cast to e8m0 with rule log2-ceil: this host's log2f is not the faithful, "
-                   "run-structured function the device table assumes (libm_table.h)");
+    if (a->to == QC_E8M0 && qck_e8m0_uses_libm(a->policy.e8m0) && !S.h_libm.ok)
+        return qcheck_say(ctx, QCHECK_DECLINED, "cast to e8m0 with rule %s: this host's log2f is not the faithful, "
+                   "run-structured function the device table assumes (libm_table.h)", qc_e8m0_rule_name(a->policy.e8m0));
     qck_plan P = {0};
     size_t ox = part(&P, (size_t)n * 4), oy = part(&P, out);
     TRY(reserve(ctx, &P));
@@ -438,14 +434,12 @@ extern "C" qcheck_status qck_layout(const qcheck_layout_args *a, qcheck_ctx *ctx
 
 /* ---------------------------------------------------------------- quant, dequant */
 
-static int uses_log2_ceil(const qcheck_quant_spec *j)
+static int uses_libm(const qcheck_quant_spec *j)
 {
     const qc_recipe_policy *p = &j->policy;
     if (j->recipe <= QC_RECIPE_BLOCK)
-        return p->pow2 == QC_POW2_LOG2_CEIL || (p->pow2 == QC_POW2_E8M0 && p->pow2_policy.e8m0 == QC_E8M0_LOG2_CEIL);
-    return j->recipe != QC_RECIPE_NVFP4 && p->mx_rule != QC_MX_CUTEDSL &&
-           (p->pow2_policy.e8m0 == QC_E8M0_LOG2_CEIL || p->pow2_policy.e8m0 == QC_E8M0_TORCHAO_RCEIL ||
-            p->pow2_policy.e8m0 == QC_E8M0_MODELOPT || p->pow2_policy.e8m0 == QC_E8M0_MODELOPT_CPU);
+        return p->pow2 == QC_POW2_LOG2_CEIL || (p->pow2 == QC_POW2_E8M0 && qck_e8m0_uses_libm(p->pow2_policy.e8m0));
+    return j->recipe != QC_RECIPE_NVFP4 && p->mx_rule != QC_MX_CUTEDSL && qck_e8m0_uses_libm(p->pow2_policy.e8m0);
 }
 
 /* What this backend cannot do for the job, or NULL; also fills the kernel arguments. */
@@ -604,8 +598,6 @@ extern "C" qcheck_status qck_quant(const qcheck_quant_args *a, qcheck_ctx *ctx)
     qck_quant_args k;
     size_t sbytes;
     const char *why = quant_setup(j, &k, &sbytes);
-    if (!why && qck_ocp_rule(j->policy.pow2_policy.e8m0, j->policy.cast.zero_sign)) /* quant only: dequant has no such rule */
-        why = "microxcaling's floor(log2f()) shared exponent and exact-zero sign (profile ocp): not implemented here";
     if (why)
         return qcheck_say(ctx, QCHECK_DECLINED, "quant %s profile %s: %s", qc_recipe_name(j->recipe), j->profile->name, why);
     int64_t n = k.rows * k.cols;
@@ -615,8 +607,8 @@ extern "C" qcheck_status qck_quant(const qcheck_quant_args *a, qcheck_ctx *ctx)
                    "expects %zu, %zu, %zu, %zu", qc_recipe_name(j->recipe), a->x.nbytes, a->q.nbytes, a->scale.nbytes,
                    a->gscale.nbytes, (size_t)n * 4, qbytes, sbytes, gbytes);
     TRY(init(ctx));
-    if (uses_log2_ceil(j) && !S.h_libm.ok)
-        return qcheck_say(ctx, QCHECK_DECLINED, "quant %s profile %s: ceil(log2f()) of this host's libm cannot be tabulated "
+    if (uses_libm(j) && !S.h_libm.ok)
+        return qcheck_say(ctx, QCHECK_DECLINED, "quant %s profile %s: log2f() of this host's libm cannot be tabulated "
                    "(libm_table.h)", qc_recipe_name(j->recipe), j->profile->name);
     qck_plan P = {0};
     size_t ox = part(&P, (size_t)n * 4), oq = part(&P, qbytes), os = part(&P, sbytes), og = part(&P, 4);
@@ -757,8 +749,8 @@ static const char *moe_declines(const qcheck_moe_args *a, char *why, size_t n)
                 snprintf(why, n, "moe: quant %s: %s", qc_recipe_name(sp[i]->recipe), q);
             else if (qck_wgmma_spec_declines(sp[i], what, sizeof what))
                 snprintf(why, n, "moe: %s", what);
-            else if (uses_log2_ceil(sp[i]))
-                snprintf(why, n, "moe: %s scales by a log2-ceil rule (not supported by the cuda moe)",
+            else if (uses_libm(sp[i]))
+                snprintf(why, n, "moe: %s scales by an e8m0 rule of log2f (not supported by the cuda moe)",
                          qc_recipe_name(sp[i]->recipe));
             else
                 continue;
