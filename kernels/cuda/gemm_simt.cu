@@ -66,8 +66,7 @@ __device__ __forceinline__ float scale_at(const qck_simt_operand &o, int64_t r, 
 /* A weight scale as the kernel reads it: itself, or one ulp larger under the gate's planted bug. */
 __device__ __forceinline__ float weight_scale(const qck_simt_problem &p, int64_t r, int64_t k)
 {
-    float s = scale_at(p.b, r, k);
-    return p.plant == QCK_PLANT_SCALE_ULP && s > 0 && s < 3.4e38f ? qck_float(qck_bits(s) + 1) : s;
+    return qck_planted_scale(p.plant, scale_at(p.b, r, k));
 }
 
 /* The K block [k0, k1) of output (i, j): its exact products summed in fp32, times its scales. */
@@ -108,16 +107,6 @@ __device__ float bf16_dot(const qck_simt_problem &p, int64_t i, int64_t j)
     return acc;
 }
 
-/* v's bf16 / f16 code: RNE under outp, or one code toward zero under the gate's planted bug. */
-__device__ __forceinline__ uint32_t half_code(const qck_simt_problem &p, float v)
-{
-    uint32_t c = qck_encode(p.out, v, p.outp, nullptr);
-    float back = qck_decode(p.out, c, p.outp);
-    if (p.plant == QCK_PLANT_OUT_TOWARD_ZERO && (c & 0x7FFFu) != 0 && (back < 0 ? -back : back) > (v < 0 ? -v : v))
-        c -= 1;
-    return c;
-}
-
 __global__ void simt_kernel(qck_simt_problem p)
 {
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
@@ -131,7 +120,7 @@ __global__ void simt_kernel(qck_simt_problem p)
         if (p.out == QC_F32)
             static_cast<float *>(p.c)[e] = v;
         else
-            static_cast<uint16_t *>(p.c)[e] = (uint16_t)half_code(p, v);
+            static_cast<uint16_t *>(p.c)[e] = (uint16_t)qck_half_code(p.out, p.outp, p.plant, v);
     }
 }
 

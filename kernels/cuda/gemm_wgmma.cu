@@ -37,22 +37,6 @@ __device__ __forceinline__ int64_t mapped_row(const qck_gemm_problem &p, const i
     return r >= p.m ? -1 : map ? map[r] : r;
 }
 
-/* A weight scale as the kernel reads it: itself, or one ulp larger under the gate's planted bug. */
-__device__ __forceinline__ float planted_scale(const qck_gemm_problem &p, float s)
-{
-    return p.plant == QCK_PLANT_SCALE_ULP && s > 0 && s < 3.4e38f ? qck_float(qck_bits(s) + 1) : s;
-}
-
-/* v's bf16 / f16 code: RNE under outp, or toward zero under the gate's planted bug. */
-__device__ __forceinline__ uint32_t half_code(const qck_gemm_problem &p, float v)
-{
-    uint32_t c = qck_encode(p.out, v, p.outp, nullptr);
-    float back = qck_decode(p.out, c, p.outp);
-    if (p.plant == QCK_PLANT_OUT_TOWARD_ZERO && (c & 0x7FFFu) != 0 && (back < 0 ? -back : back) > (v < 0 ? -v : v))
-        c -= 1; /* one code toward zero: sign and magnitude */
-    return c;
-}
-
 template <int FA, int FB> __global__ void __launch_bounds__(128) gemm_kernel(qck_gemm_problem p)
 {
     __shared__ __align__(128) uint8_t bcore[2][TN][16];
@@ -90,7 +74,7 @@ template <int FA, int FB> __global__ void __launch_bounds__(128) gemm_kernel(qck
             for (int i = 0; i < 4; i++) {
                 if (p.kind == QC_GEMM_FP8_BLOCK) {
                     int64_t l = s / p.promote, r = arow[i] >= 0 ? arow[i] : 0, c = col[i] < p.n ? col[i] : 0;
-                    float sc = qck_mul_rn(p.sa[r * nblk + l], planted_scale(p, sb[c / 128 * nblk + l]));
+                    float sc = qck_mul_rn(p.sa[r * nblk + l], qck_planted_scale(p.plant, sb[c / 128 * nblk + l]));
                     total[i] = qck_fma_rn(acc[i], sc, total[i]);
                 } else {
                     total[i] = qck_add_rn(total[i], acc[i]);
@@ -103,13 +87,13 @@ template <int FA, int FB> __global__ void __launch_bounds__(128) gemm_kernel(qck
         int64_t cr = mapped_row(p, p.c_row, row[i]);
         if (cr < 0 || arow[i] < 0 || col[i] >= p.n) continue;
         float t = p.promote ? total[i] : acc[i], v;
-        if (p.kind == QC_GEMM_FP8_TENSOR) v = qck_mul_rn(qck_mul_rn(p.sa[0], planted_scale(p, sb[0])), t);
-        else if (p.kind == QC_GEMM_FP8_ROWWISE) v = qck_mul_rn(qck_mul_rn(t, planted_scale(p, sb[col[i]])), p.sa[arow[i]]);
+        if (p.kind == QC_GEMM_FP8_TENSOR) v = qck_mul_rn(qck_mul_rn(p.sa[0], qck_planted_scale(p.plant, sb[0])), t);
+        else if (p.kind == QC_GEMM_FP8_ROWWISE) v = qck_mul_rn(qck_mul_rn(t, qck_planted_scale(p.plant, sb[col[i]])), p.sa[arow[i]]);
         else v = t;
         if (bias) v = qck_add_rn(v, bias[col[i]]);
         int64_t at = cr * p.n + col[i];
         if (p.out == QC_F32) static_cast<float *>(p.c)[at] = v;
-        else static_cast<uint16_t *>(p.c)[at] = (uint16_t)half_code(p, v);
+        else static_cast<uint16_t *>(p.c)[at] = (uint16_t)qck_half_code(p.out, p.outp, p.plant, v);
     }
 }
 

@@ -5,6 +5,7 @@
 #ifndef QCK_LAUNCH_H
 #define QCK_LAUNCH_H
 
+#include "cuda_ops.h"
 #include "numerics.cuh"
 #include "ops/moe.h"
 
@@ -177,5 +178,25 @@ gpuError_t qck_launch_moe_combine(const float *y, const float *w, int weight_on_
 
 /* The benchmark's copy kernel: n bytes (a multiple of 16), 16 bytes per thread and iteration. */
 gpuError_t qck_launch_copy(const void *src, void *dst, size_t n, int sms, gpuStream_t s);
+
+/* ---------------------------------------------------------------- the GEMM kernels' shared steps */
+
+/* A weight scale as a GEMM kernel (gemm_wgmma.cu, gemm_simt.cu) reads it: itself, or one ulp larger
+ * under the gate's planted bug. */
+QCK_D float qck_planted_scale(int plant, float s)
+{
+    return plant == QCK_PLANT_SCALE_ULP && s > 0 && s < 3.4e38f ? qck_float(qck_bits(s) + 1) : s;
+}
+
+/* v's bf16 / f16 output code: RNE under outp, or one code toward zero (sign and magnitude) under
+ * the gate's planted bug. */
+QCK_D uint32_t qck_half_code(qc_format out, const qc_cast_policy &outp, int plant, float v)
+{
+    uint32_t c = qck_encode(out, v, outp, nullptr);
+    float back = qck_decode(out, c, outp);
+    if (plant == QCK_PLANT_OUT_TOWARD_ZERO && (c & 0x7FFFu) != 0 && (back < 0 ? -back : back) > (v < 0 ? -v : v))
+        c -= 1;
+    return c;
+}
 
 #endif
