@@ -36,7 +36,7 @@ QC_INLINE QC_HD uint32_t max_magnitude(qc_minifloat m)
 QC_INLINE QC_HD uint32_t round_magnitude(qc_minifloat m, uint32_t abs_bits, qc_ties ties)
 {
     int fexp = (int)(abs_bits >> 23);
-    uint64_t sig = abs_bits & 0x7FFFFFu;
+    uint32_t sig = abs_bits & 0x7FFFFFu;
     if (fexp != 0)
         sig |= 0x800000u;
     else
@@ -47,19 +47,19 @@ QC_INLINE QC_HD uint32_t round_magnitude(qc_minifloat m, uint32_t abs_bits, qc_t
     int emin = 1 - m.bias;
     int binade = fexp - 127 > emin ? fexp - 127 : emin;
     int shift = (binade - m.mbits) - (fexp - 150); /* fp32 significand bits that fall off */
-    if (shift > 40)
-        return 0; /* below a quarter of the smallest subnormal under every tie rule */
+    if (shift > 24)
+        return 0; /* sig < 2^24 <= half: below half the smallest subnormal (shift > 24 only on the subnormal grid) */
 
-    uint64_t q = sig >> shift;
-    uint64_t rem = sig & ((1ull << shift) - 1);
-    uint64_t half = 1ull << (shift - 1);
+    uint32_t q = sig >> shift; /* 13 <= shift <= 24: every step fits 32 bits */
+    uint32_t rem = sig & ((1u << shift) - 1);
+    uint32_t half = 1u << (shift - 1);
     int up;
     switch (ties) {
     case QC_TIES_ZERO: up = rem > half; break;
     case QC_TIES_AWAY: up = rem >= half; break;
     default:           up = rem > half || (rem == half && (q & 1)); break;
     }
-    return ((uint32_t)(binade - emin) << m.mbits) + (uint32_t)(q + (uint64_t)up);
+    return ((uint32_t)(binade - emin) << m.mbits) + q + (uint32_t)up;
 }
 
 /* NaN into a format without NaN codes: formats.md §3.2 table and §11. */
