@@ -206,11 +206,12 @@ QCK_D void qck_scale_elems(const qck_elem_op &op, const float *v, float *y, cons
 /* A slot is clean when none of its products can be NaN: no NaN or Inf among its elements (mx, the
  * largest magnitude bits, is below Inf's) and a finite multiplier (a nonzero one for a division).
  * Then the x86 NaN rules, the order of a multiplier-first product and the canonical NaN have nothing
- * to act on, and the elements take the straight path below. */
-QCK_D bool qck_slot_clean(uint32_t mx, const qck_elem_op &op)
+ * to act on, and the elements take the straight path below; its clamp is a plain min / max where
+ * the bound is positive (a.clamp_plain, qck_clamp_plain), the exact path takes any other bound. */
+QCK_D bool qck_slot_clean(const qck_quant_args &a, uint32_t mx, const qck_elem_op &op)
 {
     const uint32_t m = qck_bits(op.mult) & QCK_ABS;
-    return mx < QCK_INF && m < QCK_INF && (!op.divide || m != 0);
+    return mx < QCK_INF && m < QCK_INF && (!op.divide || m != 0) && a.clamp_plain;
 }
 
 enum { QCK_OPK_MUL = 0, QCK_OPK_MUL_FTZ = 1, QCK_OPK_DIV = 2 };
@@ -218,39 +219,6 @@ enum { QCK_OPK_MUL = 0, QCK_OPK_MUL_FTZ = 1, QCK_OPK_DIV = 2 };
 template <int OPK> QCK_D float qck_apply_clean(float x, float m)
 {
     return OPK == QCK_OPK_DIV ? qck_div_rn(x, m) : OPK == QCK_OPK_MUL_FTZ ? qck_mul_ftz_clean(x, m) : qck_mul_rn(x, m);
-}
-
-template <int N, int OPK, int CL>
-QCK_D void qck_scale_clean_as(float m, const float *v, float *y, const qc_recipe_policy &p)
-{
-    const float mx = p.clamp_max, nm = qck_float(qck_bits(mx) ^ 0x80000000u);
-#pragma unroll
-    for (int k = 0; k < N; k++)
-        y[k] = qck_clamp_as<CL>(qck_apply_clean<OPK>(v[k], m), mx, nm, 0);
-}
-
-/* The clean elements: the op's and the clamp's switches once per slot. */
-template <int N, int OPK>
-QCK_D void qck_scale_clean_op(float m, const float *v, float *y, const qc_recipe_policy &p)
-{
-    switch (p.clamp) {
-    case QC_CLAMP_NONE:   qck_scale_clean_as<N, OPK, QC_CLAMP_NONE>(m, v, y, p); break;
-    case QC_CLAMP_TORCH:  qck_scale_clean_as<N, OPK, QC_CLAMP_TORCH>(m, v, y, p); break;
-    case QC_CLAMP_FMINF:  qck_scale_clean_as<N, OPK, QC_CLAMP_FMINF>(m, v, y, p); break;
-    case QC_CLAMP_TRITON: qck_scale_clean_as<N, OPK, QC_CLAMP_TRITON>(m, v, y, p); break;
-    default:              qck_scale_clean_as<N, OPK, QC_CLAMP_FMINF_UPPER>(m, v, y, p); break;
-    }
-}
-
-template <int N>
-QCK_D void qck_scale_clean(const qck_elem_op &op, const float *v, float *y, const qc_recipe_policy &p)
-{
-    if (op.divide)
-        qck_scale_clean_op<N, QCK_OPK_DIV>(op.mult, v, y, p);
-    else if (op.ftz)
-        qck_scale_clean_op<N, QCK_OPK_MUL_FTZ>(op.mult, v, y, p);
-    else
-        qck_scale_clean_op<N, QCK_OPK_MUL>(op.mult, v, y, p);
 }
 
 /* The amax of a lane group that holds a NaN: the largest magnitude that is not NaN, and the bits of
@@ -299,21 +267,88 @@ template <int NW> QCK_D void qck_store_words(uint8_t *dst, const uint32_t *w)
             reinterpret_cast<uint4 *>(dst)[k / 4] = make_uint4(w[k], w[k + 1], w[k + 2], w[k + 3]);
 }
 
-/* The N scaled and clamped values of one vector: the straight path on a clean slot, the exact NaN
- * rules otherwise (the clamp's switch once per vector, not per element). */
-template <int N>
-QCK_D void qck_scale_vector(const qck_elem_op &op, bool clean, const float *v, float *y, const qc_recipe_policy &p)
+/* The codes of one vector's N values y into the slot's words w (FP4: 8 nibbles per word, element j at
+ * bit 4 j; else 4 bytes per word): by the instruction or fast encoder CK where the slot is clean,
+ * by the policy's software encoder where it is not (qck_code2_any: the instruction only when it is
+ * the policy). */
+template <int N, int CK>
+QCK_D void qck_pack_codes(const qck_quant_args &a, const qck_fmt &m, const float *y, int t, bool clean, uint32_t *w)
 {
-    if (clean)
-        qck_scale_clean<N>(op, v, y, p);
-    else
-        switch (p.clamp) {
-        case QC_CLAMP_NONE:   qck_scale_elems<N, QC_CLAMP_NONE>(op, v, y, p); break;
-        case QC_CLAMP_TORCH:  qck_scale_elems<N, QC_CLAMP_TORCH>(op, v, y, p); break;
-        case QC_CLAMP_FMINF:  qck_scale_elems<N, QC_CLAMP_FMINF>(op, v, y, p); break;
-        case QC_CLAMP_TRITON: qck_scale_elems<N, QC_CLAMP_TRITON>(op, v, y, p); break;
-        default:              qck_scale_elems<N, QC_CLAMP_FMINF_UPPER>(op, v, y, p); break;
+    const bool fp4 = CK == QCK_CK_E2M1_RNE || (CK == QCK_CK_SOFT && a.fp4);
+    if (fp4) {
+#pragma unroll
+        for (int k = 0; k < N; k++) {
+            const int j = t * N + k;
+            w[j / 8] |= (CK == QCK_CK_E2M1_RNE && clean ? qck_e2m1_rne_sat(y[k]) : qck_encode_e2m1(y[k], a.p.cast))
+                        << (4 * (j % 8));
         }
+    } else {
+#pragma unroll
+        for (int k = 0; k < N; k += 2) {
+            const int j = t * N + k;
+            w[j / 4] |= (clean ? qck_code2<CK>(y[k], y[k + 1], m, a.p.cast)
+                               : qck_code2_any<CK>(y[k], y[k + 1], m, a.p.cast, a.hw_exact))
+                        << (8 * (j % 4));
+        }
+    }
+}
+
+/* A clean slot's values: its V raw vectors widened one at a time through the element op OPK and the
+ * clamp CL known at compile time, into y (E = V * N of them). The op's and the clamp's switches
+ * are taken once per slot, outside this straight block; the codes are then one block too. */
+template <typename T, int V, int OPK, int CL>
+QCK_D void qck_scale_clean_as(const qck_quant_args &a, float mult, const uint4 *r, float *y)
+{
+    constexpr int N = qck_vec<T>::N;
+    const float mx = a.p.clamp_max, nm = qck_float(qck_bits(mx) ^ 0x80000000u);
+#pragma unroll
+    for (int t = 0; t < V; t++)
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            y[t * N + k] = qck_clamp_plain<CL>(qck_apply_clean<OPK>(qck_float(qck_elem_bits<T>(r[t], k)), mult), mx, nm);
+}
+
+template <typename T, int V, int OPK>
+QCK_D void qck_scale_clean_op(const qck_quant_args &a, float mult, const uint4 *r, float *y)
+{
+    switch (a.p.clamp) {
+    case QC_CLAMP_NONE:   qck_scale_clean_as<T, V, OPK, QC_CLAMP_NONE>(a, mult, r, y); break;
+    case QC_CLAMP_TORCH:  qck_scale_clean_as<T, V, OPK, QC_CLAMP_TORCH>(a, mult, r, y); break;
+    case QC_CLAMP_FMINF:  qck_scale_clean_as<T, V, OPK, QC_CLAMP_FMINF>(a, mult, r, y); break;
+    case QC_CLAMP_TRITON: qck_scale_clean_as<T, V, OPK, QC_CLAMP_TRITON>(a, mult, r, y); break;
+    default:              qck_scale_clean_as<T, V, OPK, QC_CLAMP_FMINF_UPPER>(a, mult, r, y); break;
+    }
+}
+
+template <typename T, int V>
+QCK_D void qck_scale_clean(const qck_quant_args &a, const qck_elem_op &op, const uint4 *r, float *y)
+{
+    if (op.divide)
+        qck_scale_clean_op<T, V, QCK_OPK_DIV>(a, op.mult, r, y);
+    else if (op.ftz)
+        qck_scale_clean_op<T, V, QCK_OPK_MUL_FTZ>(a, op.mult, r, y);
+    else
+        qck_scale_clean_op<T, V, QCK_OPK_MUL>(a, op.mult, r, y);
+}
+
+/* A slot that may hold NaN: every element through the exact NaN rules and the policy's encoder. */
+template <typename T, int V, int CK>
+QCK_D void qck_codes_exact(const qck_quant_args &a, const qck_fmt &m, const qck_elem_op &op, const uint4 *r, uint32_t *w)
+{
+    constexpr int N = qck_vec<T>::N;
+#pragma unroll
+    for (int t = 0; t < V; t++) {
+        float v[N], y[N];
+        qck_unpack<T>(r[t], v);
+        switch (a.p.clamp) {
+        case QC_CLAMP_NONE:   qck_scale_elems<N, QC_CLAMP_NONE>(op, v, y, a.p); break;
+        case QC_CLAMP_TORCH:  qck_scale_elems<N, QC_CLAMP_TORCH>(op, v, y, a.p); break;
+        case QC_CLAMP_FMINF:  qck_scale_elems<N, QC_CLAMP_FMINF>(op, v, y, a.p); break;
+        case QC_CLAMP_TRITON: qck_scale_elems<N, QC_CLAMP_TRITON>(op, v, y, a.p); break;
+        default:              qck_scale_elems<N, QC_CLAMP_FMINF_UPPER>(op, v, y, a.p); break;
+        }
+        qck_pack_codes<N, CK>(a, m, y, t, false, w);
+    }
 }
 
 /* One lane group's slot: amax, scale, codes of the V raw vectors each lane holds (E = V * N
@@ -347,33 +382,18 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, float g, co
     const qck_elem_op op = qck_group_step<FAM>(a, amax, row, col, valid && sub == 0, g);
     if (!valid)
         return;
-    const bool clean = qck_slot_clean(mx, op);
-    /* the codes, vector by vector: 4 per word (FP4: 8 nibbles per word, element j at bit 4 j) */
+    /* the codes: 4 per word (FP4: 8 nibbles per word); the clean path and the exact one are
+     * separate blocks, so that the hot one is short and straight (instruction cache) */
     uint32_t w[E / 4];
 #pragma unroll
     for (int k = 0; k < E / 4; k++)
         w[k] = 0;
-#pragma unroll
-    for (int t = 0; t < V; t++) {
-        float v[N], y[N];
-        qck_unpack<T>(r[t], v);
-        qck_scale_vector<N>(op, clean, v, y, a.p);
-        if (a.fp4) {
-#pragma unroll
-            for (int k = 0; k < N; k++) {
-                const int j = t * N + k;
-                w[j / 8] |= (CK == QCK_CK_E2M1_RNE && clean ? qck_e2m1_rne_sat(y[k]) : qck_encode_e2m1(y[k], a.p.cast))
-                            << (4 * (j % 8));
-            }
-        } else {
-#pragma unroll
-            for (int k = 0; k < N; k += 2) {
-                const int j = t * N + k;
-                w[j / 4] |= (clean ? qck_code2<CK>(y[k], y[k + 1], m, a.p.cast)
-                                   : qck_code2_any<CK>(y[k], y[k + 1], m, a.p.cast, a.hw_exact))
-                            << (8 * (j % 4));
-            }
-        }
+    if (qck_slot_clean(a, mx, op)) {
+        float y[E];
+        qck_scale_clean<T, V>(a, op, r, y);
+        qck_pack_codes<E, CK>(a, m, y, 0, true, w);
+    } else {
+        qck_codes_exact<T, V, CK>(a, m, op, r, w);
     }
     if (!a.fp4)
         qck_store_words<E / 4>(a.q + e0, w);
@@ -383,14 +403,13 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, float g, co
         qck_store_words<(E / 8 > 0 ? E / 8 : 1)>(a.q + e0 / 2, w);
 }
 
-/* The group kernel's shape, measured on an H200 (docs/notes/cuda.md, bench_cuda_quant, bf16
- * [8192, 7168]): up to four 16-byte vectors of one group per lane (two for nvfp4) and one slot per
- * iteration gave 0.726 / 0.479 / 0.284 of the copy for token_group / mxfp8 / nvfp4, against 0.515 /
- * 0.367 / 0.197 with two vectors (one for nvfp4) and two slots: fewer registers (126 per thread
- * there, 25% of the warps resident), more elements per lane for each group's scale step. The
- * macros let a benchmark build try other shapes. QCK_UNROLL: slots per lane and iteration, their
- * loads issued together; QCK_GROUP_VMAX, QCK_NVFP4_VMAX: the most vectors of a group per lane (1,
- * 2 or 4). */
+/* The group kernel's shape (docs/notes/cuda.md, bench_cuda_quant, bf16 [8192, 7168]): up to four
+ * 16-byte vectors of one group per lane (two for nvfp4) and one slot per iteration, more elements
+ * per lane for each group's scale step. On an H200 it gave 0.726 / 0.479 / 0.284 of the copy for
+ * token_group / mxfp8 / nvfp4 against 0.515 / 0.367 / 0.197 with two vectors and two slots; with
+ * raw vectors and the clean slots in one block, 0.923 / 0.942 / 0.689 on an H100 (0.833 / 0.598 /
+ * 0.389 before, same run). The macros let a benchmark build try other shapes. QCK_UNROLL: slots per lane and iteration, their loads issued
+ * together; QCK_GROUP_VMAX, QCK_NVFP4_VMAX: the most vectors of a group per lane (1, 2 or 4). */
 #ifndef QCK_UNROLL
 #define QCK_UNROLL 1
 #endif
@@ -652,6 +671,7 @@ static gpuError_t qck_group_launch(qck_quant_args a, const T *x, int sms, gpuStr
     a.lpg = (int)(a.tile_c / (V * N));
     a.groups_per_row = qck_fastdiv_of((uint32_t)a.tiles_c);
     a.hw_exact = !a.fp4 && qck_hw_fp8_ok(a.p.elem, a.p.cast);
+    a.clamp_plain = a.p.clamp == QC_CLAMP_NONE || (a.p.clamp_max > 0.0f && a.p.clamp_max <= qck_float(QCK_INF));
     const int64_t groups = a.rows * a.tiles_c, per_block = (QCK_THREADS / 32) * (32 / a.lpg) * QCK_UNROLL;
     const unsigned grid = qck_grid((groups + per_block - 1) / per_block, sms);
     void (*k)(const T *, qck_quant_args) = V == 4   ? qck_group_pick<T, QCK_V4>(a)

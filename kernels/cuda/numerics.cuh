@@ -749,6 +749,39 @@ template <int CL> QCK_HD float qck_clamp_as(float v, float m, float nm, int nan_
     }
 }
 
+/* min and max of two values neither of which is NaN and which are not two zeros: every fminf-,
+ * torch- and triton-style clamp agrees with them there (FMNMX on the device). */
+QCK_HD float qck_min_plain(float a, float b)
+{
+#if defined(QCK_DEVICE_PASS)
+    return fminf(a, b);
+#else
+    return a < b ? a : b;
+#endif
+}
+
+QCK_HD float qck_max_plain(float a, float b)
+{
+#if defined(QCK_DEVICE_PASS)
+    return fmaxf(a, b);
+#else
+    return a > b ? a : b;
+#endif
+}
+
+/* Clamp kind CL of a value that is not NaN, with bounds m > 0 and nm = -m (so no two zeros meet):
+ * each kind is a plain minimum and maximum there (qck_clamp_as's NaN cases have nothing to act on). */
+template <int CL> QCK_HD float qck_clamp_plain(float v, float m, float nm)
+{
+    switch (CL) {
+    case QC_CLAMP_TORCH:
+    case QC_CLAMP_FMINF:       return qck_max_plain(qck_min_plain(v, m), nm);
+    case QC_CLAMP_TRITON:      return qck_min_plain(qck_max_plain(v, nm), m);
+    case QC_CLAMP_FMINF_UPPER: return qck_min_plain(v, m);
+    default:                   return v;
+    }
+}
+
 QCK_HD float qck_clamp(float v, const qc_recipe_policy &p)
 {
     float m = p.clamp_max, nm = qck_float(qck_bits(m) ^ 0x80000000u);
