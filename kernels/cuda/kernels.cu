@@ -267,10 +267,10 @@ template <int NW> QCK_D void qck_store_words(uint8_t *dst, const uint32_t *w)
             reinterpret_cast<uint4 *>(dst)[k / 4] = make_uint4(w[k], w[k + 1], w[k + 2], w[k + 3]);
 }
 
-/* The codes of one vector's N values y into the slot's words w (FP4: 8 nibbles per word, element j at
- * bit 4 j; else 4 bytes per word): by the instruction or fast encoder CK where the slot is clean,
- * by the policy's software encoder where it is not (qck_code2_any: the instruction only when it is
- * the policy). */
+/* The codes of N values y (vector t of a slot, or the whole slot with t = 0) into the slot's words
+ * w (FP4: 8 nibbles per word, element j at bit 4 j; else 4 bytes per word): by the instruction or
+ * fast encoder CK where the slot is clean, by the policy's software encoder where it is not
+ * (qck_code2_any: the instruction only when it is the policy). */
 template <int N, int CK>
 QCK_D void qck_pack_codes(const qck_quant_args &a, const qck_fmt &m, const float *y, int t, bool clean, uint32_t *w)
 {
