@@ -5,8 +5,8 @@
 #ifndef QCK_LAUNCH_H
 #define QCK_LAUNCH_H
 
+#include "numerics.cuh" /* first: it includes gpu.h, whose HIP runtime gives memcpy its device overload */
 #include "cuda_ops.h"
-#include "numerics.cuh"
 #include "ops/moe.h"
 
 /* The element encoder a quant kernel is instantiated with. */
