@@ -161,8 +161,8 @@ QCK_D void qck_store_scale_u8(const qck_quant_args &a, int64_t i, int64_t j, uin
  * carries only its own scale math (code size: the instruction cache). */
 enum { QCK_FAM_ANY = 0, QCK_FAM_TG = 1, QCK_FAM_MX = 2, QCK_FAM_NV = 3 };
 
-/* The scale of tile (i, j) from its amax, stored when `store`, and its element operation. */
-/* g: nvfp4's global scale (a.dev_scale[0], read once per thread by the caller). */
+/* The scale of tile (i, j) from its amax, stored when `store`, and its element operation; g is
+ * nvfp4's global scale (a.dev_scale[0], read once per thread by the caller). */
 template <int FAM = QCK_FAM_ANY>
 QCK_D qck_elem_op qck_group_step(const qck_quant_args &a, float amax, int64_t i, int64_t j, bool store, float g)
 {

@@ -185,6 +185,16 @@ static void check_e8m0(const qck_libm *L)
 }
 
 /* ceilf(log2f()) and exp2f(ceilf(log2f())) through the table, around every threshold and on the sample. */
+static void check_floor_log2(uint32_t b, const qck_libm *L)
+{
+    float want = floorf(log2f(fl(b)));
+    if ((float)qck_floor_log2(b, L) != want) {
+        char s[100];
+        snprintf(s, sizeof s, "log2-floor x=0x%08x: libm %g", b, want);
+        report(s);
+    }
+}
+
 static void check_libm(const qck_libm *L)
 {
     if (!L->ok)
@@ -226,23 +236,13 @@ static void check_libm(const qck_libm *L)
     }
     /* floorf(log2f()): around every binade's closing run, at random, and on every subnormal */
     for (uint32_t e = 1; e <= 254; e++)
-        for (int k = 0; k < 64; k++) {
+        for (int k = 0; k < 64; k++, n++) {
             int32_t t = L->top_norm[e];
             uint32_t off = k < 8 ? (uint32_t)(t + k - 4 < 0 ? 0 : t + k - 4) : next32() & 0x7FFFFFu;
-            uint32_t b = e << 23 | (off & 0x7FFFFFu);
-            n++;
-            if ((float)qck_floor_log2(b, L) != floorf(log2f(fl(b)))) {
-                char s[100];
-                snprintf(s, sizeof s, "log2-floor x=0x%08x: libm %g", b, floorf(log2f(fl(b))));
-                report(s);
-            }
+            check_floor_log2(e << 23 | (off & 0x7FFFFFu), L);
         }
     for (uint32_t b = 1; b < 0x00800000u; b++, n++)
-        if ((float)qck_floor_log2(b, L) != floorf(log2f(fl(b)))) {
-            char s[100];
-            snprintf(s, sizeof s, "log2-floor x=0x%08x: libm %g", b, floorf(log2f(fl(b))));
-            report(s);
-        }
+        check_floor_log2(b, L);
     printf("libm table: %ld values of ceilf(log2f()) / floorf(log2f()) / exp2f()\n", n);
 }
 
@@ -502,6 +502,10 @@ static void check_fastdiv(void)
  * a function of the sign, the exponent, the kept mantissa bits, the round bit and the sticky bit:
  * every magnitude up to clamp_max whose top 12 mantissa bits take every value and whose low 11 are
  * 0, 1 or 0x7FF meets every such combination of e4m3 and e5m2 (3 or 2 kept bits). */
+/* The magnitude of rounding class lo (0, 1, 2: low 11 bits 0, 1 or 0x7FF) under the top bits hi:
+ * every combination of kept bits, round bit and sticky bit for a target of up to 12 kept bits. */
+static uint32_t class_mag(uint32_t hi, int lo) { return hi << 11 | (lo == 0 ? 0u : lo == 1 ? 1u : 0x7FFu); }
+
 static void check_clean_cvt(void)
 {
     const qc_cast_profile *ptx = qc_cast_profile_find("ptx");
@@ -519,7 +523,7 @@ static void check_clean_cvt(void)
             policies++;
             for (uint32_t hi = 0; hi <= top >> 11; hi++)
                 for (int lo = 0; lo < 3; lo++) {
-                    uint32_t mag = hi << 11 | (lo == 0 ? 0u : lo == 1 ? 1u : 0x7FFu);
+                    uint32_t mag = class_mag(hi, lo);
                     if (mag > top)
                         continue;
                     for (uint32_t sign = 0; sign < 2; sign++, values++) {
@@ -554,7 +558,10 @@ static void check_fast_fp4(void)
     pols[np++] = qc_cast_profile_policy(qc_cast_profile_find("ptx"), QC_E2M1);
     for (int pi = 0; pi < qc_recipe_profile_count() && np < 64; pi++) {
         qc_recipe_policy p = qc_recipe_profile_policy(qc_recipe_profile_at(pi), QC_E2M1, 0);
-        if (p.elem == QC_E2M1 && qck_e2m1_rne_ok(p.cast))
+        int seen = 0;
+        for (int k = 0; k < np && !seen; k++)
+            seen = !memcmp(&pols[k], &p.cast, sizeof p.cast);
+        if (p.elem == QC_E2M1 && qck_e2m1_rne_ok(p.cast) && !seen)
             pols[np++] = p.cast;
     }
     long values = 0;
@@ -563,7 +570,7 @@ static void check_fast_fp4(void)
             report("fast e2m1: profile ptx's e2m1 cast is not ties-even, zero-keeping");
         for (uint32_t hi = 0; hi <= 0x7F800000u >> 11; hi++)
             for (int lo = 0; lo < 3; lo++) {
-                uint32_t mag = hi << 11 | (lo == 0 ? 0u : lo == 1 ? 1u : 0x7FFu);
+                uint32_t mag = class_mag(hi, lo);
                 if (mag > 0x7F800000u)
                     continue;
                 for (uint32_t sign = 0; sign < 2; sign++, values++) {
@@ -583,7 +590,7 @@ static void check_fast_fp4(void)
             snprintf(b, sizeof b, "fast e4m3 decode 0x%02x", c);
             report(b);
         }
-    printf("fast fp4: e2m1 of %d policies on %ld values each, e4m3 decode of 256 codes\n", np, values / (np ? np : 1));
+    printf("fast fp4: e2m1 of %d distinct policies on %ld values each, e4m3 decode of 256 codes\n", np, values / (np ? np : 1));
 }
 
 int main(void)
