@@ -13,7 +13,7 @@ struct qc_quantized;
 
 /* Param model of op moe (ops/op_moe.c parse_model): the arithmetic of the expert GEMMs. */
 typedef enum qc_moe_model {
-    QC_MOE_MODEL_EXACT,     /* fp64 products; out within GEMM2's fp32 bound */
+    QC_MOE_MODEL_EXACT,     /* h the exact GEMM1 + b13 rounded once; out within GEMM2's fp32 bound */
     QC_MOE_MODEL_SM90,      /* sm90-wgmma: the H200's FP8 tensor core, promoted every 128 of K; bit-exact */
     QC_MOE_MODEL_SM90_FAST  /* sm90-wgmma-fast: the same, never promoted */
 } qc_moe_model;

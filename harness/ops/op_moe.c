@@ -24,11 +24,13 @@
  * 9 experts of DeepSeek-V3) and every stage tensor are kept.
  *
  * Order of operations (layouts.md §9.2, the flashinfer references: fp32 except at the explicit
- * requantization points): a1 = quant(x) per the recipe; h = a1 . W13[e]^T + b13 (exact, then
- * fp32); h *= w if weight_on_input; a = act(h) (fp32); a2 = quant(bf16(a)) (layouts.md §9.4: "act -> bf16 ->
- * quantize", scales dynamic over all rows for per-tensor and NVFP4 globals); y = a2 . W2[e]^T + b2;
+ * requantization points): a1 = quant(x) per the recipe; h = a1 . W13[e]^T + b13 (exact, rounded
+ * once to fp32: exact.h qcx_gemm_rn32, so any kernel that sums exactly can match it bit for bit);
+ * h *= w if weight_on_input; a = act(h) (fp32); a2 = quant(bf16(a)) (layouts.md §9.4: "act -> bf16
+ * -> quantize", scales dynamic over all rows for per-tensor and NVFP4 globals); y = a2 . W2[e]^T + b2;
  * out = rsf_out * sum_j w_j y_j (w_j = 1 with weight_on_input), rounded once to bf16. Operands are
- * dequantized exactly (NVFP4 with its global scale, so alpha is exact here). out.bound is the
+ * dequantized to fl32(code scale) (gemm.h qcref_operand_f64) and NVFP4's then times its global scale
+ * in fp64, exactly (so alpha is exact here). out.bound is the
  * fp32-accumulation bound of GEMM2 (reference/ops/gemm.h) carried through the weighted sum plus
  * the combine's fp32 roundings and the bf16 output: a kernel must match the stages before GEMM2
  * (same routing, same a2 codes); a difference there is reported at its stage.
@@ -143,7 +145,7 @@ static int parse_cfg(qc_op_call *c, qc_moe_cfg *m)
 
 static const char *const model_names[] = {"exact", "sm90-wgmma", "sm90-wgmma-fast"}; /* by qc_moe_model */
 
-/* Param model: exact (the default: fp64 expert GEMMs, out within GEMM2's fp32 bound) or
+/* Param model: exact (the default: exact expert GEMMs, h rounded once, out within GEMM2's fp32 bound) or
  * sm90-wgmma[-fast]: every expert GEMM as the H200's FP8 tensor core computes it
  * (reference/arith/mma_sm90.h) under the K schedule of cuBLASLt and DeepGEMM (the tensor core's
  * sum promoted into fp32 every 128 of K; -fast: never), the fp32 combine of qcref_moe_combine_f32,
@@ -358,15 +360,14 @@ static int expert_weights(qc_op_call *c, moe_state *s, int t, int64_t e, int64_t
                        s->cfg.weight_tweak);
 }
 
-/* GEMM1's epilogue on the rows which[0..cnt) of one expert, whose products are ya: + b13 (add_bias),
- * rounded to fp32, times the routing weight with weight_on_input, then the activation. */
-static void gemm1_rows(moe_state *s, const int64_t *which, int64_t cnt, const double *ya, int add_bias)
+/* GEMM1's epilogue on the rows which[0..cnt) of one expert, whose fp32 outputs (b13 added) are y:
+ * times the routing weight with weight_on_input, then the activation. */
+static void gemm1_rows(moe_state *s, const int64_t *which, int64_t cnt, const float *y)
 {
     for (int64_t q = 0; q < cnt; q++) {
-        int64_t r = which[q], e = s->ids[r];
+        int64_t r = which[q];
         for (int64_t j = 0; j < s->r1; j++) {
-            double y = ya[q * s->r1 + j]; /* no bias: not + 0.0, which would make a -0 +0 */
-            float v = (float)(add_bias ? y + (double)s->b13[e * s->r1 + j] : y);
+            float v = y[q * s->r1 + j];
             s->h[r * s->r1 + j] = s->cfg.weight_on_input ? v * s->w[r] : v;
         }
         qcref_act_row(&s->cfg.act, s->h + r * s->r1, (size_t)s->cfg.i, s->act + r * s->cfg.i);
@@ -374,7 +375,8 @@ static void gemm1_rows(moe_state *s, const int64_t *which, int64_t cnt, const do
 }
 
 /* Expert by expert (weights quantized when the expert gets rows, then dropped): t = 0, GEMM1 of a1
- * (per token) and its epilogue into h and act; t = 1, GEMM2 of a2 (per row) into y64 with the
+ * (per token) + b13 rounded once to fp32 (qcx_gemm_rn32: the same bits whatever the order of the
+ * fp64 sums) and its epilogue into h and act; t = 1, GEMM2 of a2 (per row) into y64 with the
  * magnitude sums s64. */
 static int expert_gemm(qc_op_call *c, moe_state *s, int t)
 {
@@ -387,7 +389,8 @@ static int expert_gemm(qc_op_call *c, moe_state *s, int t)
     double *xa = rc ? NULL : alloc(s, c, (size_t)(most * kdim), sizeof *xa);
     double *ya = rc ? NULL : alloc(s, c, (size_t)(most * n), 8);
     double *sa = t && !rc ? alloc(s, c, (size_t)(most * n), 8) : NULL;
-    rc = rc || !xa || !ya || (t && !sa) ? 2 : 0;
+    float *h = t || rc ? NULL : alloc(s, c, (size_t)(most * n), 4);
+    rc = rc || !xa || !ya || (t ? !sa : !h) ? 2 : 0;
     for (int64_t e = 0; !rc && e < ne; e++) {
         int64_t cnt = 0;
         if (!count[e])
@@ -397,22 +400,27 @@ static int expert_gemm(qc_op_call *c, moe_state *s, int t)
                 memcpy(xa + cnt * kdim, x + (t ? r : r / s->kk) * kdim, (size_t)kdim * sizeof *xa);
                 which[cnt++] = r;
             }
+        int g = 0;
         if (expert_weights(c, s, t, e, n, kdim))
             rc = 3;
-        else if (t ? qcx_gemm((size_t)cnt, (size_t)n, (size_t)kdim, xa, s->wd, 1.0, NULL, ya, sa)
-                   : qcx_dgemm_nt((size_t)cnt, (size_t)n, (size_t)kdim, xa, s->wd, ya))
-            rc = 2;
+        else if ((g = t ? qcx_gemm((size_t)cnt, (size_t)n, (size_t)kdim, xa, s->wd, 1.0, NULL, ya, sa)
+                        : qcx_gemm_rn32((size_t)cnt, (size_t)n, (size_t)kdim, xa, s->wd,
+                                        s->cfg.bias ? s->b13 + e * s->r1 : NULL, h)))
+            rc = g == -2 ? 4 : 2;
         else if (!t)
-            gemm1_rows(s, which, cnt, ya, s->cfg.bias);
+            gemm1_rows(s, which, cnt, h);
         else
             for (int64_t q = 0; q < cnt; q++) {
                 memcpy(s->y64 + which[q] * n, ya + q * n, (size_t)n * sizeof *ya);
                 memcpy(s->s64 + which[q] * n, sa + q * n, (size_t)n * sizeof *sa);
             }
     }
-    free(count), free(which), free(xa), free(ya), free(sa);
+    free(count), free(which), free(xa), free(ya), free(sa), free(h);
     if (rc == 2)
         snprintf(c->err, c->errlen, "out of memory in the expert GEMMs");
+    else if (rc == 4)
+        snprintf(c->err, c->errlen, "model exact: an element of GEMM1 lies within the fp64 GEMM's error of an fp32 "
+                 "rounding boundary, and this build has no MPFR to sum it exactly");
     return rc ? 2 : 0;
 }
 
@@ -457,8 +465,7 @@ static int expert_gemm_sm90(qc_op_call *c, moe_state *s, int t)
         most = ++count[s->ids[r]] > most ? count[s->ids[r]] : most;
     uint8_t *xa = rc ? NULL : alloc(s, c, (size_t)(most * kdim), 1);
     float *xs = rc ? NULL : alloc(s, c, (size_t)(most * ls), 4), *y = rc ? NULL : alloc(s, c, (size_t)(most * n), 4);
-    double *yd = rc || t ? NULL : alloc(s, c, (size_t)(most * n), 8);
-    rc = rc || !xa || !xs || !y || (!t && !yd) ? 2 : 0;
+    rc = rc || !xa || !xs || !y ? 2 : 0;
     for (int64_t e = 0; !rc && e < ne; e++) {
         int64_t cnt = 0;
         qc_quant_job wj;
@@ -479,16 +486,14 @@ static int expert_gemm_sm90(qc_op_call *c, moe_state *s, int t)
                  : 0;
         if (rc)
             snprintf(c->err, c->errlen, "out of memory in the expert GEMMs");
-        else if (!t) {
-            for (int64_t i = 0; i < cnt * n; i++)
-                yd[i] = y[i]; /* fp32 values with b13 added: the epilogue adds no bias */
-            gemm1_rows(s, which, cnt, yd, 0);
-        } else
+        else if (!t)
+            gemm1_rows(s, which, cnt, y);
+        else
             for (int64_t q = 0; q < cnt; q++)
                 memcpy(s->y32 + which[q] * n, y + q * n, (size_t)n * sizeof *y);
         qc_quant_job_free(&w);
     }
-    free(count), free(which), free(xa), free(xs), free(y), free(yd);
+    free(count), free(which), free(xa), free(xs), free(y);
     return rc ? 2 : 0;
 }
 

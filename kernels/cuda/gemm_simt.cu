@@ -25,12 +25,16 @@
  * Range: as in the real kernels (Triton's acc * a_s * b_s), a partial or its product with the
  * activation scale can overflow fp32 where the fp64 reference stays finite; that needs activations
  * above about 2^100 (K * 448 * |a| > 2^128), which no case comes near.
+ * The MoE's model exact (exact = 1, runtime.cu moe_gemm_exact): the products of the dequantized
+ * operands and the bias summed exactly and rounded once (exact_sum.cuh), the value the
+ * op's reference defines h by (reference/exact/exact.h qcx_gemm_rn32), through the MoE's row maps.
  * One thread per output, operands straight from global memory: written for clarity, not speed.
  * No contraction (--fmad=false, and the explicit qck_mul_rn / qck_add_rn of numerics.cuh). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cuda_ops.h"
+#include "exact_sum.cuh"
 #include "launch.h"
 #include "ops/gemm.h"
 #include "qcheck/qcheck.h"
@@ -107,20 +111,47 @@ __device__ float bf16_dot(const qck_simt_problem &p, int64_t i, int64_t j)
     return acc;
 }
 
+/* Model exact of the MoE: the operands dequantized as the reference does, fl32(code scale)
+ * (reference/ops/gemm.h qcref_operand_f64; with has_alpha then times the global scale, exact in
+ * fp64), their products and the bias summed exactly, one rounding. */
+__device__ float exact_dot(const qck_simt_problem &p, int64_t i, int64_t j)
+{
+    double ga = p.has_alpha ? p.gsa : 1.0, gb = p.has_alpha ? p.gsb : 1.0;
+    qck_exact_sum s;
+    qck_xs_init(&s);
+    for (int64_t k = 0; k < p.k; k++) {
+        double x = (double)qck_mul_rn(element(p.a, i, k, p.k), scale_at(p.a, i, k)) * ga;
+        double w = (double)qck_mul_rn(element(p.b, j, k, p.k), weight_scale(p, j, k)) * gb;
+        qck_xs_add_product(&s, x, w);
+    }
+    if (p.bias)
+        qck_xs_add(&s, p.bias[j]);
+    return qck_xs_round_f32(&s);
+}
+
+/* Output (i, j) in fp32 under the problem's model. */
+__device__ float dot(const qck_simt_problem &p, int64_t i, int64_t j)
+{
+    if (p.exact)
+        return exact_dot(p, i, j);
+    float v = p.bf16_weights ? bf16_dot(p, i, j) : blocked_dot(p, i, j);
+    if (p.has_alpha)
+        v = qck_mul_rn(qck_mul_rn(p.gsa, p.gsb), v);
+    return p.bias ? qck_add_rn(v, p.bias[j]) : v;
+}
+
 __global__ void simt_kernel(qck_simt_problem p)
 {
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < p.m * p.n; e += step) {
-        int64_t i = e / p.n, j = e % p.n;
-        float v = p.bf16_weights ? bf16_dot(p, i, j) : blocked_dot(p, i, j);
-        if (p.has_alpha)
-            v = qck_mul_rn(qck_mul_rn(p.gsa, p.gsb), v);
-        if (p.bias)
-            v = qck_add_rn(v, p.bias[j]);
+        int64_t i = e / p.n, j = e % p.n, ai = p.a_row ? p.a_row[i] : i, at = (p.c_row ? p.c_row[i] : i) * p.n + j;
+        if (ai < 0)
+            continue; /* a padding row of the MoE's expert layout */
+        float v = dot(p, ai, j);
         if (p.out == QC_F32)
-            static_cast<float *>(p.c)[e] = v;
+            static_cast<float *>(p.c)[at] = v;
         else
-            static_cast<uint16_t *>(p.c)[e] = (uint16_t)qck_half_code(p.out, p.outp, p.plant, v);
+            static_cast<uint16_t *>(p.c)[at] = (uint16_t)qck_half_code(p.out, p.outp, p.plant, v);
     }
 }
 
@@ -288,6 +319,15 @@ gpuError_t run(const qcheck_gemm_args *a, qck_simt_problem *p, int device)
 }
 
 } // namespace qck_simt
+
+const char *qck_simt_quantized(const qcheck_quant_spec *j, int group_k, int64_t rows, int64_t k, qck_simt_operand *o,
+                               char *why, size_t n)
+{
+    qcheck_gemm_operand v = {};
+    qck_simt::sizes z;
+    v.form = QCHECK_FORM_QUANTIZED, v.spec = j;
+    return qck_simt::quantized_operand(&v, 'x', (int)j->recipe, group_k, rows, k, o, &z, why, n);
+}
 
 gpuError_t qck_launch_gemm_simt(const qck_simt_problem *p, int sms, gpuStream_t s)
 {

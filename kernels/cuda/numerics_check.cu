@@ -21,6 +21,8 @@
 #include "profiles.h"
 
 #define QCK_HOST_RCP qcref_rcp_approx_ftz
+#include "exact.h"
+#include "exact_sum.cuh"
 #include "libm_table.h"
 #include "numerics.cuh"
 
@@ -593,6 +595,78 @@ static void check_fast_fp4(void)
     printf("fast fp4: e2m1 of %d distinct policies on %ld values each, e4m3 decode of 256 codes\n", np, values / (np ? np : 1));
 }
 
+/* ---------------------------------------------------------------- exact sums */
+
+/* One dot a . b + bias three ways: the device's fixed-point accumulator (exact_sum.cuh), MPFR
+ * summing exactly, and the host reference's filtered fp64 GEMM (exact.h qcx_gemm_rn32), which must
+ * all give the same fp32 bits. */
+static void exact_dot_case(const double *a, const double *b, int k, float bias, const char *what)
+{
+    qck_exact_sum s;
+    qck_xs_init(&s);
+    for (int i = 0; i < k; i++)
+        qck_xs_add_product(&s, a[i], b[i]);
+    qck_xs_add(&s, (double)bias);
+    float dev = qck_xs_round_f32(&s), mp = qcx_dot_rn32_mpfr(a, b, (size_t)k, (double)bias), ref = NAN;
+    int rc = qcx_gemm_rn32(1, 1, (size_t)k, a, b, &bias, &ref);
+    if (rc || bi(dev) != bi(mp) || bi(ref) != bi(mp)) {
+        char m[200];
+        snprintf(m, sizeof m, "exact dot (%s, k %d): device 0x%08X, MPFR 0x%08X, reference 0x%08X (rc %d)", what, k,
+                 bi(dev), bi(mp), bi(ref), rc);
+        report(m);
+    }
+}
+
+/* A dequantized operand: a code of up to 8 significant bits (lsb >= 2^-16) times an fp32 scale (24 bits,
+ * lsb >= 2^-149, below 2^100): the products stay inside exact_sum.cuh's range. */
+static double random_operand(void)
+{
+    double code = (double)(next32() & 0xFF) * ldexp(1.0, (int)(next32() % 16) - 16);
+    double scale = (double)((next32() & 0xFFFFFF) | 1) * ldexp(1.0, (int)(next32() % 226) - 149);
+    return next32() & 1 ? -code * scale : code * scale;
+}
+
+/* The midpoint above fp32 f (a double: 25 significant bits), or f's upper neighbour minus half the gap. */
+static double midpoint_above(float f)
+{
+    uint32_t b = bi(f);
+    return ((double)f + (double)fl(b + 1)) / 2;
+}
+
+static void check_exact_sum(void)
+{
+    if (!qcx_have_mpfr()) {
+        printf("exact sums: SKIPPED (this build has no MPFR)\n");
+        return;
+    }
+    double a[64], b[64];
+    for (int n = 0; n < 20000; n++) { /* random dots, wide ranges, cancellation by chance */
+        int k = 1 + (int)(next32() % 48);
+        for (int i = 0; i < k; i++)
+            a[i] = random_operand(), b[i] = random_operand();
+        exact_dot_case(a, b, k, next32() & 1 ? fl(next32() & 0xBFFFFFFFu) : 0.0f, "random");
+    }
+    for (int n = 0; n < 20000; n++) { /* near an fp32 rounding boundary: ties, ties +- tiny, zeros */
+        uint32_t fb = next32() % 6 == 0 ? next32() % 0x1000000u : next32() % 0x7F7FFFFFu; /* subnormals too */
+        double m = midpoint_above(fl(fb)), big = ldexp((double)(next32() | 1), (int)(next32() % 80) - 40);
+        int kind = (int)(next32() % 4), e;
+        frexp(m, &e);
+        double tiny = ldexp(next32() & 1 ? 1.0 : -1.0, e - 60 - (int)(next32() % 40));
+        a[0] = m, b[0] = next32() & 1 ? 1.0 : -1.0;      /* the midpoint, either sign */
+        a[1] = big, b[1] = 1.0, a[2] = big, b[2] = -1.0;  /* cancels exactly */
+        a[3] = kind == 0 ? 0.0 : tiny, b[3] = 1.0;        /* kind 0: an exact tie */
+        if (kind == 3)
+            a[0] = 0.0;                                   /* tiny alone: +-0 or the least subnormal */
+        exact_dot_case(a, b, 4, 0.0f, "midpoint");
+    }
+    a[0] = 0x1p127, b[0] = 1.9999999, exact_dot_case(a, b, 1, 0.0f, "overflow");
+    a[0] = midpoint_above(fl(0x7F7FFFFFu)), b[0] = 1.0, exact_dot_case(a, b, 1, 0.0f, "overflow tie");
+    a[1] = -0x1p-200, b[1] = 1.0, exact_dot_case(a, b, 2, 0.0f, "below the overflow tie");
+    a[0] = 3.0, b[0] = -3.0, a[1] = 9.0, b[1] = 1.0, exact_dot_case(a, b, 2, -0.0f, "exact zero");
+    printf("exact sums: 40005 dots (random, around fp32 midpoints, overflow, zero) compared: device, MPFR, "
+           "reference\n");
+}
+
 int main(void)
 {
     build_sample();
@@ -606,6 +680,7 @@ int main(void)
     check_e8m0(&L);
     check_libm(&L);
     check_recipes(&L);
+    check_exact_sum();
     if (failures) {
         printf("FAIL: %ld mismatches\n", failures);
         return 1;

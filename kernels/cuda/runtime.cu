@@ -720,19 +720,23 @@ extern "C" qcheck_status qck_gemm(const qcheck_gemm_args *a, qcheck_ctx *ctx)
 /* ---------------------------------------------------------------- moe */
 #if !defined(QCK_HIP) /* the expert GEMMs are wgmma's (gemm_wgmma.cu), which the HIP build has not */
 
-/* What this backend cannot do for the MoE, or NULL. The expert GEMMs are wgmma's (gemm_wgmma.cu),
- * so the MoE is the op's model sm90-wgmma[-fast] (harness/ops/op_moe.c), bit for bit. */
-static const char *moe_declines(const qcheck_moe_args *a, char *why, size_t n)
+/* The MoE's expert GEMMs by model: exact on CUDA cores (gemm_simt.cu, the exact sum rounded once,
+ * as the op's reference rounds h), sm90-wgmma[-fast] on wgmma (gemm_wgmma.cu); or -1. */
+static int moe_model(const qcheck_moe_args *a)
 {
     const char *model = a->model ? a->model : "exact";
+    return !strcmp(model, "exact") ? 0 : !strcmp(model, "sm90-wgmma") || !strcmp(model, "sm90-wgmma-fast") ? 1 : -1;
+}
+
+/* What this backend cannot do for the MoE, or NULL. */
+static const char *moe_declines(const qcheck_moe_args *a, char *why, size_t n)
+{
     int tensor = a->act_recipe == QC_RECIPE_TENSOR && a->weight_recipe == QC_RECIPE_TENSOR;
-    int block = a->act_recipe == QC_RECIPE_TOKEN_GROUP && a->weight_recipe == QC_RECIPE_BLOCK;
-    if (strcmp(model, "sm90-wgmma") && strcmp(model, "sm90-wgmma-fast"))
-        snprintf(why, n, "moe model %s: its h is GEMM1 in fp64 rounded once to fp32, which a2's codes must match bit "
-                 "for bit (harness/ops/op_moe.c); this backend's expert GEMMs sum in fp32 (wgmma: models "
-                 "sm90-wgmma[-fast]; docs/notes/cuda.md)", model);
+    int block = a->act_recipe == QC_RECIPE_TOKEN_GROUP && a->weight_recipe == QC_RECIPE_BLOCK, wgmma = moe_model(a);
+    if (wgmma < 0)
+        snprintf(why, n, "moe model %s (cuda: exact on CUDA cores, sm90-wgmma[-fast] on wgmma)", a->model);
     else if (!tensor && !block)
-        snprintf(why, n, "moe recipe %s (cuda: fp8_tensor and fp8_block, on wgmma)", a->recipe);
+        snprintf(why, n, "moe recipe %s (cuda: fp8_tensor and fp8_block)", a->recipe);
     else if (!a->a1_spec || !a->a2_spec || !a->w13_spec || !a->w2_spec)
         snprintf(why, n, "moe: the harness gave no quantization specs (ABI version 3 gives them)");
     else if (a->act.act == QC_ACT_GELU || a->act.act == QC_ACT_GELU_TANH)
@@ -740,14 +744,18 @@ static const char *moe_declines(const qcheck_moe_args *a, char *why, size_t n)
                  "(cuda: silu, relu2, swiglu_oai, swiglu_step)", qc_act_name(a->act.act));
     else {
         const qcheck_quant_spec *sp[4] = {a->a1_spec, a->a2_spec, a->w13_spec, a->w2_spec};
+        int64_t rows = a->tokens * (a->top_k + a->shared), dim[4][2] = {{a->tokens, a->hidden}, {rows, a->inter},
+                                                                         {a->r1, a->hidden}, {a->hidden, a->inter}};
         for (int i = 0; i < 4; i++) {
             qck_quant_args k;
+            qck_simt_operand o;
             size_t sb;
             char what[384];
             const char *q = quant_setup(sp[i], &k, &sb);
             if (q)
                 snprintf(why, n, "moe: quant %s: %s", qc_recipe_name(sp[i]->recipe), q);
-            else if (qck_wgmma_spec_declines(sp[i], what, sizeof what))
+            else if (wgmma ? qck_wgmma_spec_declines(sp[i], what, sizeof what) != NULL
+                           : qck_simt_quantized(sp[i], 128, dim[i][0], dim[i][1], &o, what, sizeof what) != NULL)
                 snprintf(why, n, "moe: %s", what);
             else if (uses_libm(sp[i]))
                 snprintf(why, n, "moe: %s scales by an e8m0 rule of log2f (not supported by the cuda moe)",
@@ -888,6 +896,35 @@ static void fill_stage(const qcheck_moe_args *a, const char *name, size_t off, s
     }
 }
 
+/* Model exact's expert GEMM t (0: GEMM1 of a1's rows by token with W13 and b13; 1: GEMM2 of a2's rows
+ * with W2 and b2) on CUDA cores, one launch per expert slot over its run of 64-row tiles: every
+ * output the exact dot + bias rounded once to fp32 (gemm_simt.cu exact_dot). x, sx: the activation's
+ * codes and scales; a_row, c_row: the layout's row maps (device); bias NULL without biases. */
+static qcheck_status moe_gemm_exact(const qcheck_moe_args *a, const moe_layout *L, const moe_weights *W, int t,
+                                    const uint8_t *x, const void *sx, const int *a_row, const int *c_row,
+                                    const float *bias, float *c, qcheck_ctx *ctx)
+{
+    int64_t n = t ? a->hidden : a->r1, k = t ? a->inter : a->hidden;
+    int64_t xrows = t ? a->tokens * (a->top_k + a->shared) : a->tokens, tiles = L->padded / 64;
+    qck_simt_problem p = {};
+    char why[384];
+    if (qck_simt_quantized(t ? a->a2_spec : a->a1_spec, 128, xrows, k, &p.a, why, sizeof why) ||
+        qck_simt_quantized(t ? a->w2_spec : a->w13_spec, 128, n, k, &p.b, why, sizeof why))
+        return qcheck_say(ctx, QCHECK_FAILED, "cuda moe: %s", why); /* moe_declines has taken these */
+    p.a.codes = x, p.a.scale = sx, p.c = c, p.n = n, p.k = k, p.kblock = k > 0 ? k : 1, p.exact = 1;
+    p.out = QC_F32, p.outp = qcref_default_policy(), p.plant = qck_plant;
+    for (int64_t first = 0, end; first < tiles; first = end) {
+        int slot = L->tile[first];
+        for (end = first; end < tiles && L->tile[end] == slot; end++)
+            ;
+        p.m = (end - first) * 64, p.a_row = a_row + first * 64, p.c_row = c_row + first * 64;
+        p.b.codes = W->codes[t] + slot * W->elems[t], p.b.scale = W->scales[t] + slot * W->nscales[t];
+        p.bias = bias ? bias + slot * n : NULL;
+        LAUNCH(qck_launch_gemm_simt(&p, S.sms, S.stream), "exact expert GEMM launch");
+    }
+    return QCHECK_OK;
+}
+
 /* The arena offsets of one MoE call. */
 typedef struct moe_plan {
     size_t x, logits, rbias, b13, b2, ids, w, q1, s1, c1, k1, a1x, h, act, abf, q2, s2, c2, k2, a2x, y, comb, out;
@@ -953,16 +990,22 @@ static qcheck_status moe_run(const qcheck_moe_args *a, qcheck_ctx *ctx, moe_layo
     TRY(moe_quantize_weights(a, L, W, ctx));
     /* GEMM1, its epilogue and the activation, a2, GEMM2, the combine */
     qck_gemm_problem g = {};
-    g.kind = block ? QC_GEMM_FP8_BLOCK : QC_GEMM_FP8_TENSOR, g.promote = strcmp(a->model, "sm90-wgmma-fast") ? 4 : 0;
+    int exact = moe_model(a) == 0;
+    const float *b13 = a->bias ? (const float *)(D + o.b13) : NULL, *b2 = a->bias ? (const float *)(D + o.b2) : NULL;
+    g.kind = block ? QC_GEMM_FP8_BLOCK : QC_GEMM_FP8_TENSOR;
+    g.promote = !exact && !strcmp(a->model, "sm90-wgmma-fast") ? 0 : 4;
     g.out = QC_F32, g.outp = qcref_default_policy(), g.m = L->padded, g.c_row = (const int *)(D + o.c_row);
     g.plant = qck_plant;
     g.tile_expert = (const int *)(D + o.tile);
     g.a = D + o.q1, g.sa = (const float *)(D + o.s1), g.a_row = (const int *)(D + o.a_row1), g.n = r1, g.k = hd;
     g.b = W->codes[0], g.sb = W->scales[0], g.b_stride = W->elems[0], g.sb_stride = W->nscales[0];
-    g.bias = a->bias ? (const float *)(D + o.b13) : NULL, g.c = D + o.h;
+    g.bias = b13, g.c = D + o.h;
     int e5[4] = {a->a1_spec->policy.elem == QC_E5M2, a->w13_spec->policy.elem == QC_E5M2,
                  a->a2_spec->policy.elem == QC_E5M2, a->w2_spec->policy.elem == QC_E5M2};
-    LAUNCH(qck_launch_gemm_wgmma(&g, e5[0], e5[1], S.stream), "GEMM1 kernel launch");
+    if (exact)
+        TRY(moe_gemm_exact(a, L, W, 0, D + o.q1, D + o.s1, g.a_row, g.c_row, b13, (float *)(D + o.h), ctx));
+    else
+        LAUNCH(qck_launch_gemm_wgmma(&g, e5[0], e5[1], S.stream), "GEMM1 kernel launch");
     qc_cast_policy bf = qcref_default_policy();
     qc_act_cfg act = a->act;
     if (qck_plant == QCK_PLANT_GATE_UP_SWAPPED)
@@ -976,8 +1019,11 @@ static qcheck_status moe_run(const qcheck_moe_args *a, qcheck_ctx *ctx, moe_layo
     LAUNCH(qck_launch_dequant(&d2, S.sms, S.stream), "dequant kernel launch (a2)");
     g.a = D + o.q2, g.sa = (const float *)(D + o.s2), g.a_row = (const int *)(D + o.a_row2), g.n = hd, g.k = it;
     g.b = W->codes[1], g.sb = W->scales[1], g.b_stride = W->elems[1], g.sb_stride = W->nscales[1];
-    g.bias = a->bias ? (const float *)(D + o.b2) : NULL, g.c = D + o.y;
-    LAUNCH(qck_launch_gemm_wgmma(&g, e5[2], e5[3], S.stream), "GEMM2 kernel launch");
+    g.bias = b2, g.c = D + o.y;
+    if (exact)
+        TRY(moe_gemm_exact(a, L, W, 1, D + o.q2, D + o.s2, g.a_row, g.c_row, b2, (float *)(D + o.y), ctx));
+    else
+        LAUNCH(qck_launch_gemm_wgmma(&g, e5[2], e5[3], S.stream), "GEMM2 kernel launch");
     LAUNCH(qck_launch_moe_combine((const float *)(D + o.y), (const float *)(D + o.w), a->weight_on_input, a->rsf_out, t,
                                   kk, hd, qck_plant == QCK_PLANT_COMBINE_REVERSED, &bf, (float *)(D + o.comb),
                                   (uint16_t *)(D + o.out), S.sms, S.stream),
@@ -1017,7 +1063,7 @@ extern "C" qcheck_status qck_moe(const qcheck_moe_args *a, qcheck_ctx *ctx)
         return qcheck_say(ctx, QCHECK_BAD_INPUT, "cuda moe: tensor sizes do not match tokens=%lld hidden=%lld "
                           "experts=%lld", (long long)t, (long long)hd, (long long)e);
     TRY(init(ctx));
-    if (qck_wgmma_unsupported(ctx->device, why, sizeof why))
+    if (moe_model(a) == 1 && qck_wgmma_unsupported(ctx->device, why, sizeof why))
         return qcheck_say(ctx, QCHECK_DECLINED, "cuda moe: %s", why);
     if (t == 0) { /* no rows: every stage is empty, and computed */
         for (int i = 0; i < a->nstages; i++)

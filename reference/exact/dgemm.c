@@ -251,3 +251,41 @@ int qcx_gemm(size_t m, size_t n, size_t k, const double *a, const double *b, dou
         }
     return rc;
 }
+
+/* The fp32 value of every real in [v - err, v + err] when they all round to one (its bits, the
+ * sign of zero included, agree at both ends; RN is monotonic), in *out; else 0. */
+static int one_fp32(double v, double err, float *out)
+{
+    float lo = (float)nextafter(v - err, -INFINITY), hi = (float)nextafter(v + err, INFINITY);
+    uint32_t bl, bh;
+    memcpy(&bl, &lo, 4), memcpy(&bh, &hi, 4);
+    *out = lo;
+    return bl == bh;
+}
+
+int qcx_gemm_rn32(size_t m, size_t n, size_t k, const double *a, const double *b, const float *bias, float *y)
+{
+    double *v = malloc(m * n * sizeof *v + 8), *s = malloc(m * n * sizeof *s + 8);
+    int rc = v && s ? qcx_gemm(m, n, k, a, b, 1.0, NULL, v, s) : -1;
+    /* the error of K products and K additions (the bias the last), and K + 1 underflows of 2^-1075
+     * (none for the dequantized operands of docs/spec/formats.md, but free to cover) */
+    double g = gamma_u((double)k + 1, 0x1p-53) * (1 + 0x1p-50), eta = ((double)k + 1) * 0x1p-1074;
+    for (size_t i = 0; !rc && i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            size_t e = i * n + j;
+            double bj = bias ? (double)bias[j] : 0.0, t = v[e] + bj;
+            if (!isfinite(t))
+                y[e] = (float)t; /* a NaN or infinite operand (finite ones stay far below 2^1024) */
+            else if (s[e] == 0)
+                y[e] = bj != 0 ? (float)bj : 0.0f; /* every product is zero: the sum is the bias */
+            else if (!one_fp32(t, g * (s[e] + fabs(bj)) + eta, &y[e])) {
+                if (!qcx_have_mpfr()) {
+                    rc = -2;
+                    break;
+                }
+                y[e] = qcx_dot_rn32_mpfr(a + i * k, b + j * k, k, bj);
+            }
+        }
+    free(v), free(s);
+    return rc;
+}

@@ -10,12 +10,11 @@
 
 int qcx_have_mpfr(void) { return 1; }
 
-/* sum_i a_i b_i (magnitudes: sum_i |a_i| |b_i|), exact at 2400 bits, rounded once by rnd. */
-static double exact_dot(const double *a, const double *b, size_t k, int magnitudes, mpfr_rnd_t rnd)
+/* acc (2400 bits, initialised by the caller) = sum_i a_i b_i (magnitudes: sum_i |a_i| |b_i|), exactly. */
+static void exact_dot(mpfr_t acc, const double *a, const double *b, size_t k, int magnitudes)
 {
-    mpfr_t acc, p, x;
-    mpfr_inits2(2400, acc, (mpfr_ptr)0);
-    mpfr_inits2(106, p, (mpfr_ptr)0);
+    mpfr_t p, x;
+    mpfr_init2(p, 106);
     mpfr_init2(x, 53);
     mpfr_set_zero(acc, 1);
     for (size_t i = 0; i < k; i++) {
@@ -23,15 +22,35 @@ static double exact_dot(const double *a, const double *b, size_t k, int magnitud
         mpfr_mul_d(p, x, magnitudes ? fabs(b[i]) : b[i], MPFR_RNDN); /* exact: 53 + 53 bits */
         mpfr_add(acc, acc, p, MPFR_RNDN);                              /* exact at 2400 bits */
     }
+    mpfr_clears(p, x, (mpfr_ptr)0);
+}
+
+static double rounded_dot(const double *a, const double *b, size_t k, int magnitudes, mpfr_rnd_t rnd)
+{
+    mpfr_t acc;
+    mpfr_init2(acc, 2400);
+    exact_dot(acc, a, b, k, magnitudes);
     double r = mpfr_get_d(acc, rnd);
-    mpfr_clears(acc, p, x, (mpfr_ptr)0);
+    mpfr_clear(acc);
     return r;
 }
 
-double qcx_dot_mpfr(const double *a, const double *b, size_t k) { return exact_dot(a, b, k, 0, MPFR_RNDN); }
+double qcx_dot_mpfr(const double *a, const double *b, size_t k) { return rounded_dot(a, b, k, 0, MPFR_RNDN); }
 
 /* Rounded up: +Inf above DBL_MAX. */
-double qcx_absdot_mpfr_up(const double *a, const double *b, size_t k) { return exact_dot(a, b, k, 1, MPFR_RNDU); }
+double qcx_absdot_mpfr_up(const double *a, const double *b, size_t k) { return rounded_dot(a, b, k, 1, MPFR_RNDU); }
+
+/* The bias is one more exact term; mpfr_get_flt rounds once, subnormals included. */
+float qcx_dot_rn32_mpfr(const double *a, const double *b, size_t k, double bias)
+{
+    mpfr_t acc;
+    mpfr_init2(acc, 2400);
+    exact_dot(acc, a, b, k, 0);
+    mpfr_add_d(acc, acc, bias, MPFR_RNDN); /* exact: a double at 2400 bits */
+    float r = mpfr_zero_p(acc) ? 0.0f : mpfr_get_flt(acc, MPFR_RNDN);
+    mpfr_clear(acc);
+    return r;
+}
 #else
 int qcx_have_mpfr(void) { return 0; }
 double qcx_dot_mpfr(const double *a, const double *b, size_t k)
@@ -43,5 +62,10 @@ double qcx_absdot_mpfr_up(const double *a, const double *b, size_t k)
 {
     (void)a, (void)b, (void)k;
     return 0.0 / 0.0;
+}
+float qcx_dot_rn32_mpfr(const double *a, const double *b, size_t k, double bias)
+{
+    (void)a, (void)b, (void)k, (void)bias;
+    return 0.0f / 0.0f;
 }
 #endif

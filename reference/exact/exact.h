@@ -27,6 +27,21 @@ int qcx_dgemm_nt(size_t m, size_t n, size_t k, const double *a, const double *b,
 int qcx_gemm(size_t m, size_t n, size_t k, const double *a, const double *b, double alpha, const double *bias,
              double *y, double *s);
 
+/* y[m, n] = the exact (A B^T)[m, n] + bias[n], rounded once to fp32 (RNE; a sum that is exactly
+ * zero gives +0; a NaN or infinite operand: the fp64 value converted). Whatever the summation order,
+ * the fp64 product v of qcx_gemm, plus the bias, is within gamma(K + 1) (sum |a_k| |b_k| + |bias|)
+ * of the exact value (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., (3.4) and
+ * Lemma 3.1, with fused multiply-adds too); where that interval rounds to one fp32 value, that is
+ * the result; where it straddles an fp32 rounding boundary (about K 2^-29 of the elements) the
+ * element is summed exactly with MPFR (qcx_dot_rn32_mpfr). So the result does not depend on
+ * OpenBLAS's order, threads or kernels. bias may be NULL. 0; -1 out of memory; -2 an element
+ * needed MPFR and the build has none. */
+int qcx_gemm_rn32(size_t m, size_t n, size_t k, const double *a, const double *b, const float *bias, float *y);
+
+/* sum_i a[i] * b[i] + bias, exact, rounded once to fp32 (RNE, subnormals included; an exact zero is
+ * +0). NaN without MPFR. */
+float qcx_dot_rn32_mpfr(const double *a, const double *b, size_t k, double bias);
+
 /* "openblas" or "loop": what qcx_dgemm_nt runs on. */
 const char *qcx_blas_name(void);
 
