@@ -112,11 +112,11 @@ __device__ float bf16_dot(const qck_simt_problem &p, int64_t i, int64_t j)
 }
 
 /* Model exact of the MoE: the operands dequantized as the reference does, fl32(code scale)
- * (reference/ops/gemm.h qcref_operand_f64; with has_alpha then times the global scale, exact in
- * fp64), their products and the bias summed exactly, one rounding. */
+ * (reference/ops/gemm.h qcref_operand_f64; NVFP4's then times its global scale, exact in fp64),
+ * their products and the bias summed exactly, one rounding. */
 __device__ float exact_dot(const qck_simt_problem &p, int64_t i, int64_t j)
 {
-    double ga = p.has_alpha ? p.gsa : 1.0, gb = p.has_alpha ? p.gsb : 1.0;
+    double ga = p.ga ? *p.ga : 1.0, gb = p.gb ? *p.gb : 1.0;
     qck_exact_sum s;
     qck_xs_init(&s);
     for (int64_t k = 0; k < p.k; k++) {
@@ -320,12 +320,15 @@ gpuError_t run(const qcheck_gemm_args *a, qck_simt_problem *p, int device)
 
 } // namespace qck_simt
 
-const char *qck_simt_quantized(const qcheck_quant_spec *j, int group_k, int64_t rows, int64_t k, qck_simt_operand *o,
-                               char *why, size_t n)
+const char *qck_simt_moe_operand(const qcheck_quant_spec *j, int64_t rows, int64_t k, qck_simt_operand *o, char *why,
+                                 size_t n)
 {
     qcheck_gemm_operand v = {};
     qck_simt::sizes z;
-    v.form = QCHECK_FORM_QUANTIZED, v.spec = j;
+    v.form = j ? QCHECK_FORM_QUANTIZED : QCHECK_FORM_BF16, v.spec = j;
+    if (!j)
+        return qck_simt::bf16_operand(&v, 'x', rows, k, o, &z, why, n);
+    int group_k = j->recipe == QC_RECIPE_BLOCK ? j->policy.block_c : j->policy.group; /* exact: any K group */
     return qck_simt::quantized_operand(&v, 'x', (int)j->recipe, group_k, rows, k, o, &z, why, n);
 }
 

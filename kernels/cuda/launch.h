@@ -149,7 +149,8 @@ typedef struct qck_simt_operand {
  * Then alpha = fl32(gsa gsb) (has_alpha, nvfp4), + bias [n], stored as out. outp: the RNE policy
  * (qcref_default_policy) of the output and of sgl-cpu's bf16 weights.
  * exact (the MoE's model exact, out f32): the dot of the operands dequantized to fp32 (each then
- * times its global scale with has_alpha) + bias, summed exactly and rounded once (exact_sum.cuh).
+ * times its NVFP4 global scale *ga, *gb where not NULL) + bias, summed exactly and rounded once
+ * (exact_sum.cuh).
  * Row maps (the MoE's rows of one expert): a_row NULL, row i of a and c; else row i reads a's row
  * a_row[i] and writes c's row c_row[i], and a_row[i] = -1 is a padding row, skipped. */
 typedef struct qck_simt_problem {
@@ -157,6 +158,7 @@ typedef struct qck_simt_problem {
     const float *bias;
     void *c;
     const int *a_row, *c_row;
+    const float *ga, *gb; /* exact: the operands' global scales on the device, or NULL */
     int64_t m, n, k, kblock;
     int tensor_scales; /* fp8_tensor: fl32(sa sb) times the dot (formats.md §9.2); else left to right */
     int bf16_weights, has_alpha, exact;
@@ -166,10 +168,10 @@ typedef struct qck_simt_problem {
     int plant; /* cuda_ops.h qck_plant_kind: the gate's planted bug (0: none) */
 } qck_simt_problem;
 gpuError_t qck_launch_gemm_simt(const qck_simt_problem *p, int sms, gpuStream_t s);
-/* The operand of an [rows, k] tensor quantized under spec j (the canonical scale layout, K groups
- * of group_k), its pointers NULL; or why this kernel does not take it (in why). */
-const char *qck_simt_quantized(const qcheck_quant_spec *j, int group_k, int64_t rows, int64_t k, qck_simt_operand *o,
-                               char *why, size_t n);
+/* The operand of an MoE tensor [rows, k] quantized under spec j (its canonical scale layout), or of
+ * its bf16 codes (j NULL), pointers NULL; or why this kernel does not take it (in why). */
+const char *qck_simt_moe_operand(const qcheck_quant_spec *j, int64_t rows, int64_t k, qck_simt_operand *o, char *why,
+                                 size_t n);
 
 /* The fused MoE around its expert GEMMs (moe_kernels.cu; reference/ops/moe.h):
  * route: logits [tokens, c->experts] (c->bias: the device's correction bias) -> ids, w [tokens,

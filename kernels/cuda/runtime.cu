@@ -735,9 +735,10 @@ static const char *moe_declines(const qcheck_moe_args *a, char *why, size_t n)
     int block = a->act_recipe == QC_RECIPE_TOKEN_GROUP && a->weight_recipe == QC_RECIPE_BLOCK, wgmma = moe_model(a);
     if (wgmma < 0)
         snprintf(why, n, "moe model %s (cuda: exact on CUDA cores, sm90-wgmma[-fast] on wgmma)", a->model);
-    else if (!tensor && !block)
-        snprintf(why, n, "moe recipe %s (cuda: fp8_tensor and fp8_block)", a->recipe);
-    else if (!a->a1_spec || !a->a2_spec || !a->w13_spec || !a->w2_spec)
+    else if (wgmma && !tensor && !block)
+        snprintf(why, n, "moe recipe %s under model %s (wgmma: fp8_tensor and fp8_block)", a->recipe, a->model);
+    else if ((a->act_recipe >= 0 && (!a->a1_spec || !a->a2_spec)) ||
+             (a->weight_recipe >= 0 && (!a->w13_spec || !a->w2_spec)))
         snprintf(why, n, "moe: the harness gave no quantization specs (ABI version 3 gives them)");
     else if (a->act.act == QC_ACT_GELU || a->act.act == QC_ACT_GELU_TANH)
         snprintf(why, n, "moe activation %s: erff / tanhf are the host libm's, which the device does not reproduce "
@@ -751,13 +752,13 @@ static const char *moe_declines(const qcheck_moe_args *a, char *why, size_t n)
             qck_simt_operand o;
             size_t sb;
             char what[384];
-            const char *q = quant_setup(sp[i], &k, &sb);
+            const char *q = sp[i] ? quant_setup(sp[i], &k, &sb) : NULL; /* NULL spec: bf16 codes */
             if (q)
                 snprintf(why, n, "moe: quant %s: %s", qc_recipe_name(sp[i]->recipe), q);
             else if (wgmma ? qck_wgmma_spec_declines(sp[i], what, sizeof what) != NULL
-                           : qck_simt_quantized(sp[i], 128, dim[i][0], dim[i][1], &o, what, sizeof what) != NULL)
+                           : qck_simt_moe_operand(sp[i], dim[i][0], dim[i][1], &o, what, sizeof what) != NULL)
                 snprintf(why, n, "moe: %s", what);
-            else if (uses_libm(sp[i]))
+            else if (sp[i] && uses_libm(sp[i]))
                 snprintf(why, n, "moe: %s scales by an e8m0 rule of log2f (not supported by the cuda moe)",
                          qc_recipe_name(sp[i]->recipe));
             else
@@ -823,11 +824,13 @@ static int moe_layout_of(const int *ids, int64_t rows, int64_t kk, int64_t ne, m
 }
 
 /* The used experts' quantized weights, on the device for the call: codes and scales of w13
- * (t = 0) and w2 (t = 1) per slot, quantized by the backend's own kernels from the harness's f32. */
+ * (t = 0) and w2 (t = 1) per slot, quantized by the backend's own kernels from the harness's f32
+ * (bf16 weights, spec NULL: cast to bf16 codes). Slot s's codes start at s code_bytes, its scales at
+ * s nscales floats (16-byte aligned, byte scales too), NVFP4's global scale at gscale[t][s]. */
 typedef struct moe_weights {
     uint8_t *codes[2], *scratch[2], *words;
-    float *scales[2], *staging, *host;
-    int64_t elems[2], nscales[2];
+    float *scales[2], *gscale[2], *staging, *host;
+    int64_t elems[2], code_bytes[2], nscales[2];
 } moe_weights;
 
 static void moe_weights_free(moe_weights *W)
@@ -835,6 +838,7 @@ static void moe_weights_free(moe_weights *W)
     for (int t = 0; t < 2; t++) {
         if (W->codes[t]) (void)gpuFree(W->codes[t]);
         if (W->scales[t]) (void)gpuFree(W->scales[t]);
+        if (W->gscale[t]) (void)gpuFree(W->gscale[t]);
         if (W->scratch[t]) (void)gpuFree(W->scratch[t]);
     }
     if (W->words) (void)gpuFree(W->words);
@@ -843,18 +847,43 @@ static void moe_weights_free(moe_weights *W)
     memset(W, 0, sizeof *W);
 }
 
+/* Slot s's weight tensor t from the staging f32 into its codes and scales, on the stream. */
+static qcheck_status moe_weight_codes(const qcheck_moe_args *a, moe_weights *W, qck_quant_args *k, int t, int64_t s,
+                                      qcheck_ctx *ctx)
+{
+    const qcheck_quant_spec *sp = t ? a->w2_spec : a->w13_spec;
+    uint8_t *codes = W->codes[t] + s * W->code_bytes[t];
+    if (!sp) {
+        qc_cast_policy bf = qcref_default_policy();
+        LAUNCH(qck_launch_cast(W->staging, W->elems[t], codes, QC_BF16, &bf, S.d_libm, S.sms, S.stream),
+               "cast kernel launch (bf16 expert weights)");
+        return QCHECK_OK;
+    }
+    quant_buffers(k, codes, W->scales[t] + s * W->nscales[t], (float *)(W->words + 48), W->scratch[t], W->words);
+    CK(gpuMemsetAsync(k->scale, 0, (size_t)W->nscales[t] * 4, S.stream), "cudaMemsetAsync (scales)");
+    LAUNCH(qck_launch_quant(k, W->staging, 0, S.sms, S.stream), "quant kernel launch (expert weights)");
+    CK(gpuMemcpyAsync(W->gscale[t] + s, W->words + 48, 4, gpuMemcpyDeviceToDevice, S.stream),
+       "cudaMemcpyAsync (global scale)");
+    return QCHECK_OK;
+}
+
 static qcheck_status moe_quantize_weights(const qcheck_moe_args *a, const moe_layout *L, moe_weights *W,
                                           qcheck_ctx *ctx)
 {
     const qcheck_quant_spec *sp[2] = {a->w13_spec, a->w2_spec};
+    int64_t dims[2][2] = {{a->r1, a->hidden}, {a->hidden, a->inter}};
     qck_quant_args k[2];
-    size_t sbytes[2];
+    size_t sbytes[2] = {0, 0};
     for (int t = 0; t < 2; t++) {
-        quant_setup(sp[t], &k[t], &sbytes[t]); /* moe_declines ran it: no reason */
-        W->elems[t] = k[t].rows * k[t].cols, W->nscales[t] = (int64_t)sbytes[t] / 4;
-        CK(gpuMalloc((void **)&W->codes[t], (size_t)(L->used * W->elems[t]) + 1), "cudaMalloc (expert weights)");
-        CK(gpuMalloc((void **)&W->scales[t], sbytes[t] * (size_t)L->used + 4), "cudaMalloc (expert scales)");
-        CK(gpuMalloc((void **)&W->scratch[t], qck_quant_scratch_bytes(&k[t]) + 1), "cudaMalloc (quant scratch)");
+        if (sp[t])
+            quant_setup(sp[t], &k[t], &sbytes[t]); /* moe_declines ran it: no reason */
+        W->elems[t] = dims[t][0] * dims[t][1], W->code_bytes[t] = sp[t] ? W->elems[t] : 2 * W->elems[t];
+        W->nscales[t] = (int64_t)(sbytes[t] + 15) / 16 * 4;
+        CK(gpuMalloc((void **)&W->codes[t], (size_t)(L->used * W->code_bytes[t]) + 1), "cudaMalloc (expert weights)");
+        CK(gpuMalloc((void **)&W->scales[t], (size_t)(L->used * W->nscales[t]) * 4 + 4), "cudaMalloc (expert scales)");
+        CK(gpuMalloc((void **)&W->gscale[t], (size_t)L->used * 4 + 4), "cudaMalloc (expert global scales)");
+        CK(gpuMalloc((void **)&W->scratch[t], (sp[t] ? qck_quant_scratch_bytes(&k[t]) : 0) + 1),
+           "cudaMalloc (quant scratch)");
     }
     int64_t most = W->elems[0] > W->elems[1] ? W->elems[0] : W->elems[1];
     CK(gpuMalloc((void **)&W->words, QUANT_WORDS), "cudaMalloc (quant words)");
@@ -868,10 +897,7 @@ static qcheck_status moe_quantize_weights(const qcheck_moe_args *a, const moe_la
                                   t ? "w2" : "w13", L->slot_expert[s]);
             CK(gpuMemcpyAsync(W->staging, W->host, (size_t)W->elems[t] * 4, gpuMemcpyHostToDevice, S.stream),
                "cudaMemcpyAsync (expert weights)");
-            quant_buffers(&k[t], W->codes[t] + s * W->elems[t], W->scales[t] + s * W->nscales[t],
-                          (float *)(W->words + 48), W->scratch[t], W->words);
-            CK(gpuMemsetAsync(k[t].scale, 0, sbytes[t], S.stream), "cudaMemsetAsync (scales)");
-            LAUNCH(qck_launch_quant(&k[t], W->staging, 0, S.sms, S.stream), "quant kernel launch (expert weights)");
+            TRY(moe_weight_codes(a, W, &k[t], t, s, ctx));
             TRY(finish(ctx)); /* the staging buffers are the next tensor's */
         }
     return QCHECK_OK;
@@ -898,30 +924,53 @@ static void fill_stage(const qcheck_moe_args *a, const char *name, size_t off, s
 
 /* Model exact's expert GEMM t (0: GEMM1 of a1's rows by token with W13 and b13; 1: GEMM2 of a2's rows
  * with W2 and b2) on CUDA cores, one launch per expert slot over its run of 64-row tiles: every
- * output the exact dot + bias rounded once to fp32 (gemm_simt.cu exact_dot). x, sx: the activation's
- * codes and scales; a_row, c_row: the layout's row maps (device); bias NULL without biases. */
+ * output the exact dot + bias rounded once to fp32 (gemm_simt.cu exact_dot). x, sx, gx: the
+ * activation's codes, scales and NVFP4 global scale (device); a_row, c_row: the layout's row maps
+ * (device); bias NULL without biases. */
 static qcheck_status moe_gemm_exact(const qcheck_moe_args *a, const moe_layout *L, const moe_weights *W, int t,
-                                    const uint8_t *x, const void *sx, const int *a_row, const int *c_row,
-                                    const float *bias, float *c, qcheck_ctx *ctx)
+                                    const uint8_t *x, const void *sx, const float *gx, const int *a_row,
+                                    const int *c_row, const float *bias, float *c, qcheck_ctx *ctx)
 {
     int64_t n = t ? a->hidden : a->r1, k = t ? a->inter : a->hidden;
     int64_t xrows = t ? a->tokens * (a->top_k + a->shared) : a->tokens, tiles = L->padded / 64;
+    const qcheck_quant_spec *xs = t ? a->a2_spec : a->a1_spec, *ws = t ? a->w2_spec : a->w13_spec;
     qck_simt_problem p = {};
     char why[384];
-    if (qck_simt_quantized(t ? a->a2_spec : a->a1_spec, 128, xrows, k, &p.a, why, sizeof why) ||
-        qck_simt_quantized(t ? a->w2_spec : a->w13_spec, 128, n, k, &p.b, why, sizeof why))
+    if (qck_simt_moe_operand(xs, xrows, k, &p.a, why, sizeof why) || qck_simt_moe_operand(ws, n, k, &p.b, why, sizeof why))
         return qcheck_say(ctx, QCHECK_FAILED, "cuda moe: %s", why); /* moe_declines has taken these */
+    int nv = ws && ws->recipe == QC_RECIPE_NVFP4;
     p.a.codes = x, p.a.scale = sx, p.c = c, p.n = n, p.k = k, p.kblock = k > 0 ? k : 1, p.exact = 1;
     p.out = QC_F32, p.outp = qcref_default_policy(), p.plant = qck_plant;
+    p.ga = xs && xs->recipe == QC_RECIPE_NVFP4 ? gx : NULL;
     for (int64_t first = 0, end; first < tiles; first = end) {
         int slot = L->tile[first];
         for (end = first; end < tiles && L->tile[end] == slot; end++)
             ;
         p.m = (end - first) * 64, p.a_row = a_row + first * 64, p.c_row = c_row + first * 64;
-        p.b.codes = W->codes[t] + slot * W->elems[t], p.b.scale = W->scales[t] + slot * W->nscales[t];
-        p.bias = bias ? bias + slot * n : NULL;
+        p.b.codes = W->codes[t] + slot * W->code_bytes[t], p.b.scale = W->scales[t] + slot * W->nscales[t];
+        p.gb = nv ? W->gscale[t] + slot : NULL, p.bias = bias ? bias + slot * n : NULL;
         LAUNCH(qck_launch_gemm_simt(&p, S.sms, S.stream), "exact expert GEMM launch");
     }
+    return QCHECK_OK;
+}
+
+/* An activation [rows, cols] at x (f32, device) into codes q (and scales, global scale, per k) or, spec
+ * NULL, into bf16 codes; its dequantized f32 into y: a1 and a2. */
+static qcheck_status moe_activation(const qcheck_quant_spec *spec, qck_quant_args *k, size_t sbytes, const float *x,
+                                    int64_t n, uint8_t *q, uint8_t *scale, uint8_t *scratch, uint8_t *words, float *y,
+                                    const char *what, qcheck_ctx *ctx)
+{
+    qc_cast_policy bf = qcref_default_policy();
+    if (!spec) {
+        LAUNCH(qck_launch_cast(x, n, q, QC_BF16, &bf, S.d_libm, S.sms, S.stream), what);
+        LAUNCH(qck_launch_decode(q, n, y, QC_BF16, &bf, S.sms, S.stream), what);
+        return QCHECK_OK;
+    }
+    quant_buffers(k, q, scale, (float *)(words + 48), scratch, words);
+    CK(gpuMemsetAsync(scale, 0, sbytes, S.stream), "cudaMemsetAsync (activation scales)");
+    LAUNCH(qck_launch_quant(k, x, 0, S.sms, S.stream), what);
+    qck_dequant_args d = dequant_of(k, q, scale, (const float *)(words + 48), y);
+    LAUNCH(qck_launch_dequant(&d, S.sms, S.stream), what);
     return QCHECK_OK;
 }
 
@@ -936,19 +985,20 @@ static qcheck_status moe_run(const qcheck_moe_args *a, qcheck_ctx *ctx, moe_layo
     int64_t t = a->tokens, hd = a->hidden, it = a->inter, e = a->experts, ne = e + a->shared;
     int64_t kk = a->top_k + a->shared, rows = t * kk, r1 = a->r1;
     int block = a->weight_recipe == QC_RECIPE_BLOCK;
-    qck_quant_args q1, q2;
-    size_t s1, s2;
-    quant_setup(a->a1_spec, &q1, &s1), quant_setup(a->a2_spec, &q2, &s2);
+    qck_quant_args q1 = {}, q2 = {};
+    size_t s1 = 0, s2 = 0;
+    if (a->a1_spec) /* else bf16 activations: codes of two bytes, no scales */
+        quant_setup(a->a1_spec, &q1, &s1), quant_setup(a->a2_spec, &q2, &s2);
     int64_t maxpad = rows + (ne < rows ? ne : rows) * 63 + 64;
     qck_plan P = {0};
     moe_plan o;
     o.x = part(&P, (size_t)(t * hd) * 4), o.logits = part(&P, (size_t)(t * e) * 4), o.rbias = part(&P, (size_t)e * 4);
     o.b13 = part(&P, (size_t)(ne * r1) * 4), o.b2 = part(&P, (size_t)(ne * hd) * 4);
     o.ids = part(&P, (size_t)rows * 4), o.w = part(&P, (size_t)rows * 4);
-    o.q1 = part(&P, (size_t)(t * hd)), o.s1 = part(&P, s1), o.c1 = part(&P, qck_quant_scratch_bytes(&q1));
+    o.q1 = part(&P, (size_t)(t * hd) * 2), o.s1 = part(&P, s1), o.c1 = part(&P, qck_quant_scratch_bytes(&q1));
     o.k1 = part(&P, QUANT_WORDS), o.a1x = part(&P, (size_t)(t * hd) * 4);
     o.h = part(&P, (size_t)(rows * r1) * 4), o.act = part(&P, (size_t)(rows * it) * 4);
-    o.abf = part(&P, (size_t)(rows * it) * 4), o.q2 = part(&P, (size_t)(rows * it)), o.s2 = part(&P, s2);
+    o.abf = part(&P, (size_t)(rows * it) * 4), o.q2 = part(&P, (size_t)(rows * it) * 2), o.s2 = part(&P, s2);
     o.c2 = part(&P, qck_quant_scratch_bytes(&q2)), o.k2 = part(&P, QUANT_WORDS);
     o.a2x = part(&P, (size_t)(rows * it) * 4), o.y = part(&P, (size_t)(rows * hd) * 4);
     o.comb = part(&P, (size_t)(t * hd) * 4), o.out = part(&P, (size_t)(t * hd) * 2);
@@ -967,11 +1017,8 @@ static qcheck_status moe_run(const qcheck_moe_args *a, qcheck_ctx *ctx, moe_layo
     /* routing and a1 on the device; the ids come back to lay out the grouped GEMMs */
     LAUNCH(qck_launch_moe_route((const float *)(D + o.logits), &rc, t, (int *)(D + o.ids), (float *)(D + o.w), S.sms,
                                 S.stream), "routing kernel launch");
-    quant_buffers(&q1, D + o.q1, D + o.s1, (float *)(D + o.k1 + 48), D + o.c1, D + o.k1);
-    CK(gpuMemsetAsync(D + o.s1, 0, s1, S.stream), "cudaMemsetAsync (a1 scales)");
-    LAUNCH(qck_launch_quant(&q1, D + o.x, 0, S.sms, S.stream), "quant kernel launch (a1)");
-    qck_dequant_args d1 = dequant_of(&q1, D + o.q1, D + o.s1, NULL, (float *)(D + o.a1x));
-    LAUNCH(qck_launch_dequant(&d1, S.sms, S.stream), "dequant kernel launch (a1)");
+    TRY(moe_activation(a->a1_spec, &q1, s1, (const float *)(D + o.x), t * hd, D + o.q1, D + o.s1, D + o.c1, D + o.k1,
+                       (float *)(D + o.a1x), "quant and dequant kernel launches (a1)", ctx));
     TRY(get(ctx, o.ids, (size_t)rows * 4));
     TRY(get(ctx, o.w, (size_t)rows * 4));
     TRY(finish(ctx));
@@ -1000,10 +1047,12 @@ static qcheck_status moe_run(const qcheck_moe_args *a, qcheck_ctx *ctx, moe_layo
     g.a = D + o.q1, g.sa = (const float *)(D + o.s1), g.a_row = (const int *)(D + o.a_row1), g.n = r1, g.k = hd;
     g.b = W->codes[0], g.sb = W->scales[0], g.b_stride = W->elems[0], g.sb_stride = W->nscales[0];
     g.bias = b13, g.c = D + o.h;
-    int e5[4] = {a->a1_spec->policy.elem == QC_E5M2, a->w13_spec->policy.elem == QC_E5M2,
-                 a->a2_spec->policy.elem == QC_E5M2, a->w2_spec->policy.elem == QC_E5M2};
+    int e5[4] = {0, 0, 0, 0}; /* wgmma: the FP8 recipes, every spec given */
+    for (int i = 0; !exact && i < 4; i++)
+        e5[i] = (i == 0 ? a->a1_spec : i == 1 ? a->w13_spec : i == 2 ? a->a2_spec : a->w2_spec)->policy.elem == QC_E5M2;
     if (exact)
-        TRY(moe_gemm_exact(a, L, W, 0, D + o.q1, D + o.s1, g.a_row, g.c_row, b13, (float *)(D + o.h), ctx));
+        TRY(moe_gemm_exact(a, L, W, 0, D + o.q1, D + o.s1, (const float *)(D + o.k1 + 48), g.a_row, g.c_row, b13,
+                           (float *)(D + o.h), ctx));
     else
         LAUNCH(qck_launch_gemm_wgmma(&g, e5[0], e5[1], S.stream), "GEMM1 kernel launch");
     qc_cast_policy bf = qcref_default_policy();
@@ -1012,16 +1061,14 @@ static qcheck_status moe_run(const qcheck_moe_args *a, qcheck_ctx *ctx, moe_layo
         act.order = act.order == QC_W13_GATE_UP ? QC_W13_UP_GATE : QC_W13_GATE_UP;
     LAUNCH(qck_launch_moe_act((float *)(D + o.h), (const float *)(D + o.w), &act, a->weight_on_input, rows, it, &bf,
                               (float *)(D + o.act), (float *)(D + o.abf), S.sms, S.stream), "activation kernel launch");
-    quant_buffers(&q2, D + o.q2, D + o.s2, (float *)(D + o.k2 + 48), D + o.c2, D + o.k2);
-    CK(gpuMemsetAsync(D + o.s2, 0, s2, S.stream), "cudaMemsetAsync (a2 scales)");
-    LAUNCH(qck_launch_quant(&q2, D + o.abf, 0, S.sms, S.stream), "quant kernel launch (a2)");
-    qck_dequant_args d2 = dequant_of(&q2, D + o.q2, D + o.s2, NULL, (float *)(D + o.a2x));
-    LAUNCH(qck_launch_dequant(&d2, S.sms, S.stream), "dequant kernel launch (a2)");
+    TRY(moe_activation(a->a2_spec, &q2, s2, (const float *)(D + o.abf), rows * it, D + o.q2, D + o.s2, D + o.c2,
+                       D + o.k2, (float *)(D + o.a2x), "quant and dequant kernel launches (a2)", ctx));
     g.a = D + o.q2, g.sa = (const float *)(D + o.s2), g.a_row = (const int *)(D + o.a_row2), g.n = hd, g.k = it;
     g.b = W->codes[1], g.sb = W->scales[1], g.b_stride = W->elems[1], g.sb_stride = W->nscales[1];
     g.bias = b2, g.c = D + o.y;
     if (exact)
-        TRY(moe_gemm_exact(a, L, W, 1, D + o.q2, D + o.s2, g.a_row, g.c_row, b2, (float *)(D + o.y), ctx));
+        TRY(moe_gemm_exact(a, L, W, 1, D + o.q2, D + o.s2, (const float *)(D + o.k2 + 48), g.a_row, g.c_row, b2,
+                           (float *)(D + o.y), ctx));
     else
         LAUNCH(qck_launch_gemm_wgmma(&g, e5[2], e5[3], S.stream), "GEMM2 kernel launch");
     LAUNCH(qck_launch_moe_combine((const float *)(D + o.y), (const float *)(D + o.w), a->weight_on_input, a->rsf_out, t,
