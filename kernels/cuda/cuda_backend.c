@@ -29,9 +29,10 @@ const qcheck_backend qc_backend_cuda = {
            "gemm (fp8_tensor, fp8_rowwise, fp8_block) on wgmma under models sm90-wgmma and sm90-wgmma-fast, "
            "bit for bit (sm_90); gemm models exact, grouped and sgl-cpu of the FP8, MX and NVFP4 kinds on CUDA cores "
            "(fp32 sums per K group in the order the bounds assume) and int8_rowwise (exact int32 dot, sgl-kernel's "
-           "fp32 epilogue) on any device; moe (fp8_tensor, fp8_block: routing, quantization, expert GEMMs, "
-           "activation and combine on the device) under model exact (the expert GEMMs summed exactly on CUDA "
-           "cores) and the tensor-core models (grouped wgmma GEMMs); declines inverse layouts",
+           "fp32 epilogue) on any device; moe (routing, quantization, expert GEMMs, activation and combine on the "
+           "device) under model exact for every recipe (the expert GEMMs summed exactly on CUDA cores) and, for "
+           "fp8_tensor and fp8_block, the tensor-core models (grouped wgmma GEMMs); declines inverse layouts and "
+           "gelu / gelu_tanh (the host libm's erff / tanhf)",
     .unavailable = qck_unavailable,
     .cast = qck_cast,
     .decode = qck_decode,
