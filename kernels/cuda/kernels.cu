@@ -308,9 +308,15 @@ QCK_D void qck_scale_clean_as(const qck_quant_args &a, float mult, const uint4 *
             y[t * N + k] = qck_clamp_plain<CL>(qck_apply_clean<OPK>(qck_float(qck_elem_bits<T>(r[t], k)), mult), mx, nm);
 }
 
+/* saturated: the encoder saturates at a bound the clamp cannot lower (qck_e2m1_rne_sat, whose min(|y|,
+ * 6) gives any clamp at or above 6 its result), so the clamp is left to it. */
 template <typename T, int V, int OPK>
-QCK_D void qck_scale_clean_op(const qck_quant_args &a, float mult, const uint4 *r, float *y)
+QCK_D void qck_scale_clean_op(const qck_quant_args &a, float mult, const uint4 *r, float *y, bool saturated)
 {
+    if (saturated) {
+        qck_scale_clean_as<T, V, OPK, QC_CLAMP_NONE>(a, mult, r, y);
+        return;
+    }
     switch (a.p.clamp) {
     case QC_CLAMP_NONE:   qck_scale_clean_as<T, V, OPK, QC_CLAMP_NONE>(a, mult, r, y); break;
     case QC_CLAMP_TORCH:  qck_scale_clean_as<T, V, OPK, QC_CLAMP_TORCH>(a, mult, r, y); break;
@@ -320,15 +326,16 @@ QCK_D void qck_scale_clean_op(const qck_quant_args &a, float mult, const uint4 *
     }
 }
 
-template <typename T, int V>
+template <typename T, int V, int CK>
 QCK_D void qck_scale_clean(const qck_quant_args &a, const qck_elem_op &op, const uint4 *r, float *y)
 {
+    const bool saturated = CK == QCK_CK_E2M1_RNE && !(a.p.clamp_max < 6.0f);
     if (op.divide)
-        qck_scale_clean_op<T, V, QCK_OPK_DIV>(a, op.mult, r, y);
+        qck_scale_clean_op<T, V, QCK_OPK_DIV>(a, op.mult, r, y, saturated);
     else if (op.ftz)
-        qck_scale_clean_op<T, V, QCK_OPK_MUL_FTZ>(a, op.mult, r, y);
+        qck_scale_clean_op<T, V, QCK_OPK_MUL_FTZ>(a, op.mult, r, y, saturated);
     else
-        qck_scale_clean_op<T, V, QCK_OPK_MUL>(a, op.mult, r, y);
+        qck_scale_clean_op<T, V, QCK_OPK_MUL>(a, op.mult, r, y, saturated);
 }
 
 /* A slot that may hold NaN: every element through the exact NaN rules and the policy's encoder. */
@@ -390,7 +397,7 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, float g, co
         w[k] = 0;
     if (qck_slot_clean(a, mx, op)) {
         float y[E];
-        qck_scale_clean<T, V>(a, op, r, y);
+        qck_scale_clean<T, V, CK>(a, op, r, y);
         qck_pack_codes<E, CK>(a, m, y, 0, true, w);
     } else {
         qck_codes_exact<T, V, CK>(a, m, op, r, w);
@@ -408,7 +415,10 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, float g, co
  * per lane for each group's scale step. On an H200 it gave 0.726 / 0.479 / 0.284 of the copy for
  * token_group / mxfp8 / nvfp4 against 0.515 / 0.367 / 0.197 with two vectors and two slots; with
  * raw vectors and the clean slots in one block, 0.923 / 0.942 / 0.689 on an H100 (0.833 / 0.598 /
- * 0.389 before, same run). The macros let a benchmark build try other shapes. QCK_UNROLL: slots per lane and iteration, their loads issued
+ * 0.389 before, same run); nvfp4 0.70-0.71 with the min(|y|, 6) e2m1 encoder (0.68-0.69 before,
+ * same runs). Measured and not taken (docs/notes/h100/nvfp4_shapes_2026-12-05.log): two slots per
+ * lane (80 registers: 0.84 / 0.75 / 0.68), at least 5 blocks per SM (48 registers: 0.91 / 0.92 /
+ * 0.72), two lanes per nvfp4 group (0.52). The macros let a benchmark build try other shapes. QCK_UNROLL: slots per lane and iteration, their loads issued
  * together; QCK_GROUP_VMAX, QCK_NVFP4_VMAX: the most vectors of a group per lane (1, 2 or 4). */
 #ifndef QCK_UNROLL
 #define QCK_UNROLL 1

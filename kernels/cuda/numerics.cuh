@@ -411,19 +411,18 @@ QCK_HD uint32_t qck_encode_e2m1(float x, const qc_cast_policy &p)
 
 /* fp32 -> e2m1 for a y that is not NaN, ties to even, saturating, the sign of zero kept (the cast of
  * cvt.rn.satfinite.e2m1x2, formats.md §3.2; every e2m1 policy with those ties and zero sign agrees
- * on non-NaN input), without a branch: e2m1's grid in |y|'s binade, clamped to [1, 4] (below 1 the
- * subnormal grid continues the one of [1, 2)), is the ulp of M = 2^22, 2^23 or 2^24, so the sum
- * |y| + M rounds |y| onto it with the tie to the even grid point, and the sum's bits minus M's
- * count grid steps: the code within the binade, plus the binade's first code 0, 2 or 4. Above 6
- * the count passes 7 and saturates (Inf too). numerics_check.cu compares it with the reference. */
+ * on non-NaN input), without a branch: a = min(|y|, 6) saturates first (6 is e2m1's largest), then
+ * e2m1's grid in a's binade, taken at least [1, 2) (below 1 the subnormal grid continues the one of
+ * [1, 2)), is the ulp of M = 2^22, 2^23 or 2^24, so the sum a + M rounds a onto it with the tie to
+ * the even grid point, and the sum's bits minus M's count grid steps: the code within the binade,
+ * plus the binade's first code 0, 2 or 4. Both clamps are float min / max (FMNMX, |y| a free
+ * operand modifier). numerics_check.cu compares it with the reference. */
 QCK_HD uint32_t qck_e2m1_rne_sat(float y)
 {
-    const uint32_t b = qck_bits(y);
-    uint32_t e = b & 0x7F800000u; /* 2^floor(log2|y|) */
-    e = e < 0x3F800000u ? 0x3F800000u : e > 0x40800000u ? 0x40800000u : e;
-    const uint32_t M = e + (22u << 23), first = (e - 0x3F800000u) >> 22;
-    const uint32_t c = qck_bits(qck_float(b & QCK_ABS) + qck_float(M)) - M + first;
-    return (b >> 28 & 8u) | (c < 7u ? c : 7u);
+    const float a = fminf(fabsf(y), 6.0f);
+    const uint32_t e = qck_bits(fmaxf(a, 1.0f)) & 0x7F800000u; /* 2^floor(log2 a), at least 1 */
+    const uint32_t M = e + (22u << 23);
+    return (qck_bits(y) >> 28 & 8u) | (qck_bits(a + qck_float(M)) - M + ((e >> 22) - 0xFEu));
 }
 
 /* Does an e2m1 cast policy equal qck_e2m1_rne_sat on non-NaN input? */
