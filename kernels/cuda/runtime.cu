@@ -718,7 +718,28 @@ extern "C" qcheck_status qck_gemm(const qcheck_gemm_args *a, qcheck_ctx *ctx)
 }
 
 /* ---------------------------------------------------------------- moe */
-#if !defined(QCK_HIP) /* the expert GEMMs are wgmma's (gemm_wgmma.cu), which the HIP build has not */
+/* The HIP build has no wgmma (gemm_wgmma.cu): there moe_declines refuses the tensor-core models and
+ * these two are never reached; model exact runs on CUDA cores (gemm_simt.cu) in both builds. */
+static const char *wgmma_spec_declines(const qcheck_quant_spec *j, char *why, size_t n)
+{
+#if defined(QCK_HIP)
+    (void)j;
+    snprintf(why, n, "the HIP build has no wgmma");
+    return why;
+#else
+    return qck_wgmma_spec_declines(j, why, n);
+#endif
+}
+
+static gpuError_t launch_wgmma(const qck_gemm_problem *g, int a_e5m2, int b_e5m2)
+{
+#if defined(QCK_HIP)
+    (void)g, (void)a_e5m2, (void)b_e5m2;
+    return gpuErrorInvalidValue;
+#else
+    return qck_launch_gemm_wgmma(g, a_e5m2, b_e5m2, S.stream);
+#endif
+}
 
 /* The MoE's expert GEMMs by model: exact on CUDA cores (gemm_simt.cu, the exact sum rounded once,
  * as the op's reference rounds h), sm90-wgmma[-fast] on wgmma (gemm_wgmma.cu); or -1. */
@@ -735,6 +756,11 @@ static const char *moe_declines(const qcheck_moe_args *a, char *why, size_t n)
     int block = a->act_recipe == QC_RECIPE_TOKEN_GROUP && a->weight_recipe == QC_RECIPE_BLOCK, wgmma = moe_model(a);
     if (wgmma < 0)
         snprintf(why, n, "moe model %s (cuda: exact on CUDA cores, sm90-wgmma[-fast] on wgmma)", a->model);
+#if defined(QCK_HIP)
+    else if (wgmma)
+        snprintf(why, n, "moe model %s: the tensor-core models run on wgmma (sm_90), which the HIP build has no "
+                 "equivalent of (model exact runs on CUDA cores)", a->model);
+#endif
     else if (wgmma && !tensor && !block)
         snprintf(why, n, "moe recipe %s under model %s (wgmma: fp8_tensor and fp8_block)", a->recipe, a->model);
     else if ((a->act_recipe >= 0 && (!a->a1_spec || !a->a2_spec)) ||
@@ -755,7 +781,7 @@ static const char *moe_declines(const qcheck_moe_args *a, char *why, size_t n)
             const char *q = sp[i] ? quant_setup(sp[i], &k, &sb) : NULL; /* NULL spec: bf16 codes */
             if (q)
                 snprintf(why, n, "moe: quant %s: %s", qc_recipe_name(sp[i]->recipe), q);
-            else if (wgmma ? qck_wgmma_spec_declines(sp[i], what, sizeof what) != NULL
+            else if (wgmma ? wgmma_spec_declines(sp[i], what, sizeof what) != NULL
                            : qck_simt_moe_operand(sp[i], dim[i][0], dim[i][1], &o, what, sizeof what) != NULL)
                 snprintf(why, n, "moe: %s", what);
             else if (sp[i] && uses_libm(sp[i]))
@@ -1054,7 +1080,7 @@ static qcheck_status moe_run(const qcheck_moe_args *a, qcheck_ctx *ctx, moe_layo
         TRY(moe_gemm_exact(a, L, W, 0, D + o.q1, D + o.s1, (const float *)(D + o.k1 + 48), g.a_row, g.c_row, b13,
                            (float *)(D + o.h), ctx));
     else
-        LAUNCH(qck_launch_gemm_wgmma(&g, e5[0], e5[1], S.stream), "GEMM1 kernel launch");
+        LAUNCH(launch_wgmma(&g, e5[0], e5[1]), "GEMM1 kernel launch");
     qc_cast_policy bf = qcref_default_policy();
     qc_act_cfg act = a->act;
     if (qck_plant == QCK_PLANT_GATE_UP_SWAPPED)
@@ -1070,7 +1096,7 @@ static qcheck_status moe_run(const qcheck_moe_args *a, qcheck_ctx *ctx, moe_layo
         TRY(moe_gemm_exact(a, L, W, 1, D + o.q2, D + o.s2, (const float *)(D + o.k2 + 48), g.a_row, g.c_row, b2,
                            (float *)(D + o.y), ctx));
     else
-        LAUNCH(qck_launch_gemm_wgmma(&g, e5[2], e5[3], S.stream), "GEMM2 kernel launch");
+        LAUNCH(launch_wgmma(&g, e5[2], e5[3]), "GEMM2 kernel launch");
     LAUNCH(qck_launch_moe_combine((const float *)(D + o.y), (const float *)(D + o.w), a->weight_on_input, a->rsf_out, t,
                                   kk, hd, qck_plant == QCK_PLANT_COMBINE_REVERSED, &bf, (float *)(D + o.comb),
                                   (uint16_t *)(D + o.out), S.sms, S.stream),
@@ -1091,15 +1117,8 @@ static qcheck_status moe_run(const qcheck_moe_args *a, qcheck_ctx *ctx, moe_layo
     return QCHECK_OK;
 }
 
-#endif
-
 extern "C" qcheck_status qck_moe(const qcheck_moe_args *a, qcheck_ctx *ctx)
 {
-#if defined(QCK_HIP)
-    (void)a;
-    return qcheck_say(ctx, QCHECK_DECLINED, "moe: the expert GEMMs run on wgmma (sm_90), which the HIP build has no "
-                      "equivalent of");
-#else
     char why[512];
     if (moe_declines(a, why, sizeof why))
         return qcheck_say(ctx, QCHECK_DECLINED, "%s", why);
@@ -1110,8 +1129,10 @@ extern "C" qcheck_status qck_moe(const qcheck_moe_args *a, qcheck_ctx *ctx)
         return qcheck_say(ctx, QCHECK_BAD_INPUT, "cuda moe: tensor sizes do not match tokens=%lld hidden=%lld "
                           "experts=%lld", (long long)t, (long long)hd, (long long)e);
     TRY(init(ctx));
+#if !defined(QCK_HIP)
     if (moe_model(a) == 1 && qck_wgmma_unsupported(ctx->device, why, sizeof why))
         return qcheck_say(ctx, QCHECK_DECLINED, "cuda moe: %s", why);
+#endif
     if (t == 0) { /* no rows: every stage is empty, and computed */
         for (int i = 0; i < a->nstages; i++)
             a->stages[i].filled = 1;
@@ -1123,5 +1144,4 @@ extern "C" qcheck_status qck_moe(const qcheck_moe_args *a, qcheck_ctx *ctx)
     qcheck_status st = moe_run(a, ctx, &L, &W);
     moe_layout_free(&L), moe_weights_free(&W);
     return st;
-#endif
 }
