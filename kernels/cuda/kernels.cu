@@ -46,6 +46,17 @@ QCK_D uint4 qck_load_raw(const void *x, int64_t byte_offset, bool valid)
                  : make_uint4(0u, 0u, 0u, 0u);
 }
 
+/* An L2 prefetch of the line at byte_offset (a hint, no register: the group kernel asks for a slot
+ * QCK_PREFETCH iterations ahead, so that its loads then find their lines in L2). */
+QCK_D void qck_prefetch_l2(const void *x, int64_t byte_offset)
+{
+#if defined(QCK_PTX)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(static_cast<const uint8_t *>(x) + byte_offset));
+#else
+    (void)x, (void)byte_offset;
+#endif
+}
+
 QCK_D uint32_t qck_word(const uint4 &r, int i) { return i == 0 ? r.x : i == 1 ? r.y : i == 2 ? r.z : r.w; }
 
 /* The fp32 bits of element k of a raw vector. */
@@ -418,13 +429,20 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, float g, co
  * 0.389 before, same run); nvfp4 0.70-0.71 with the min(|y|, 6) e2m1 encoder (0.68-0.69 before,
  * same runs). Measured and not taken (docs/notes/h100/nvfp4_shapes_2026-12-05.log): two slots per
  * lane (80 registers: 0.84 / 0.75 / 0.68), at least 5 blocks per SM (48 registers: 0.91 / 0.92 /
- * 0.72), two lanes per nvfp4 group (0.52). The macros let a benchmark build try other shapes. QCK_UNROLL: slots per lane and iteration, their loads issued
- * together; QCK_GROUP_VMAX, QCK_NVFP4_VMAX: the most vectors of a group per lane (1, 2 or 4). */
+ * 0.72), two lanes per nvfp4 group (0.52). On the H200 (faster memory, so more bytes must be in
+ * flight) an L2 prefetch of the slot one iteration ahead (QCK_PREFETCH 1) took 0.842-0.847 /
+ * 0.829-0.830 / 0.520-0.523 to 0.854-0.856 / 0.833-0.835 / 0.538-0.539; two ahead gave 0.80 / 0.80 /
+ * 0.53. The macros let a benchmark build try other shapes. QCK_UNROLL: slots per lane and
+ * iteration, their loads issued together; QCK_GROUP_VMAX, QCK_NVFP4_VMAX: the most vectors of a
+ * group per lane (1, 2 or 4); QCK_PREFETCH: how many iterations ahead the L2 prefetch asks (0: none). */
 #ifndef QCK_UNROLL
 #define QCK_UNROLL 1
 #endif
 #ifndef QCK_GROUP_VMAX
 #define QCK_GROUP_VMAX 4
+#endif
+#ifndef QCK_PREFETCH
+#define QCK_PREFETCH 1
 #endif
 #ifndef QCK_NVFP4_VMAX
 #define QCK_NVFP4_VMAX 2
@@ -459,6 +477,9 @@ __global__ void __launch_bounds__(QCK_THREADS) qck_group_kernel(const T *__restr
             for (int t = 0; t < V; t++)
                 r[u][t] = qck_load_raw(x, (gi[u] * group + (int64_t)sub * E + t * N) * (int64_t)sizeof(T), valid[u]);
         }
+        const int64_t ahead = base + QCK_PREFETCH * nwarps * step + lane / lpg;
+        if (QCK_PREFETCH > 0 && ahead < total)
+            qck_prefetch_l2(x, (ahead * group + (int64_t)sub * E) * (int64_t)sizeof(T));
 #if !defined(QCK_HIP) /* hipcc 5.2 cannot unroll this loop of shuffles and votes (-Wpass-failed) */
 #pragma unroll
 #endif
