@@ -21,7 +21,7 @@
 #include "profiles.h"
 
 #define QCK_HOST_RCP qcref_rcp_approx_ftz
-#include "exact.h"
+#include "exact/exact.h"
 #include "exact_sum.cuh"
 #include "libm_table.h"
 #include "numerics.cuh"
