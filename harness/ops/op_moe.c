@@ -387,10 +387,11 @@ static int expert_gemm(qc_op_call *c, moe_state *s, int t)
     for (int64_t r = 0; !rc && r < s->rows; r++)
         most = ++count[s->ids[r]] > most ? count[s->ids[r]] : most;
     double *xa = rc ? NULL : alloc(s, c, (size_t)(most * kdim), sizeof *xa);
-    double *ya = rc ? NULL : alloc(s, c, (size_t)(most * n), 8);
+    /* GEMM2: fp64 products and magnitude sums; GEMM1: its fp32 outputs (qcx_gemm_rn32) */
+    double *ya = t && !rc ? alloc(s, c, (size_t)(most * n), 8) : NULL;
     double *sa = t && !rc ? alloc(s, c, (size_t)(most * n), 8) : NULL;
     float *h = t || rc ? NULL : alloc(s, c, (size_t)(most * n), 4);
-    rc = rc || !xa || !ya || (t ? !sa : !h) ? 2 : 0;
+    rc = rc || !xa || (t ? !ya || !sa : !h) ? 2 : 0;
     for (int64_t e = 0; !rc && e < ne; e++) {
         int64_t cnt = 0;
         if (!count[e])
