@@ -1,24 +1,28 @@
-/* test_exp_cr.c: qcref_expf (reference/arith/exp_cr.h) and qcref_exp2f (exp2_cr.h) are exp and 2^x
- * correctly rounded to fp32. Usage: test_exp_cr exp|exp2 [--full].
+/* test_exp_cr.c: qcref_expf (reference/arith/exp_cr.h), qcref_exp2f (exp2_cr.h), qcref_erff (erf_cr.h)
+ * and qcref_tanhf (tanh_cr.h) are exp, 2^x, erf and tanh correctly rounded to fp32. Usage:
+ * test_exp_cr exp|exp2|erf|tanh [--full].
  *
- * The expected values are MPFR's (mpfr_exp / mpfr_exp2 at 24 bits, subnormalised as binary32:
- * correct rounding is MPFR's guarantee) and, for the special values, worked by hand. Quick: the
- * special values and range ends, the inputs whose double result lies within 2^-49 of an fp32
- * rounding boundary (the HARD lists below: the only ones where an error bound of 2^-51 leaves the
- * rounding undecided), and every 1021st fp32 pattern, on which exp2's accurate path (the function
- * sends it few inputs) is also checked alone. --full: every one of the 2^32 patterns, two ways:
- * (1) the boundary scan must find no undecided input outside the list; (2) the function must equal
- * fl32 of the host libm's double exp / exp2, and MPFR decides each input where they differ (so a
- * wrong error bound in the header fails too, unless libm errs the same way there, which needs
- * the true value within 2^-51 of a boundary: an input of (1)). */
+ * The expected values are MPFR's (mpfr_exp / _exp2 / _erf / _tanh at 24 bits, subnormalised as
+ * binary32: correct rounding is MPFR's guarantee) and, for the special values, worked by hand. Quick:
+ * the special values and range ends, the inputs whose double result lies within 4 times its error
+ * bound of an fp32 rounding boundary (the HARD lists below: exp and exp2, 2^-49 for a bound of 2^-51;
+ * they hold every input where the bound leaves the rounding undecided), and every 1021st fp32
+ * pattern, on which the accurate paths of exp2, erf and tanh (the functions send them few inputs) are
+ * also checked alone. --full: every one of the 2^32 patterns, two ways: (1) the boundary scan must
+ * find no undecided input outside the list; (2) the function must equal fl32 of the host libm's
+ * double exp / exp2 / erf / tanh, and MPFR decides each input where they differ (so a wrong error
+ * bound in the header fails too, unless libm errs the same way there, which needs the true value
+ * within the bound of a boundary: an input of (1)). */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith/erf_cr.h"
 #include "arith/exp2_cr.h"
 #include "arith/exp_cr.h"
+#include "arith/tanh_cr.h"
 
 #ifdef QC_HAVE_MPFR
 #include <mpfr.h>
@@ -37,8 +41,9 @@ static int failures;
         }                                                                                                               \
     } while (0)
 
-/* Found by --full (the boundary scan): fp32 patterns whose double result lies within 2^-49 of a
- * rounding boundary. */
+/* Found by --full (the boundary scan): fp32 patterns whose double result lies within 4 times its
+ * error bound of a rounding boundary (exp, exp2: 2^-49; erf: 2^-50 for |x| <= 0.625, 2^-49 up to 1, 2^-45
+ * above; tanh: 2^-48). */
 static const uint32_t HARD_EXP[] = {0x337fffff, 0x33800000, 0x343fffff, 0x34dffffd, 0x356ffff9, 0x35f7fff1, 0x367bffe1,
                                     0x36fdffc1, 0x377eff81, 0x383a3ef1, 0x38e69cc1, 0x39c6be5b, 0x39e5bb1d, 0x3d1a274e,
                                     0x3fe67199, 0x4001b249, 0x40315b33, 0x41cbf87b, 0x4288942b, 0xb3000000, 0xbae0e25c,
@@ -47,6 +52,14 @@ static const uint32_t HARD_EXP2[] = {0x33b8aa3b, 0x36879cf7, 0x3a07857c, 0x3b429
                                      0xb338aa3b, 0xb338aa3c, 0xb466d4cb, 0xb4fdea14, 0xb5160a52, 0xb52d1f9a,
                                      0xb63b8cf0, 0xb8acad70, 0xb8bbd3a2, 0xb8d3d026, 0xbae36f38, 0xbaec2b40,
                                      0xbcaf4d02, 0xbcf3a937, 0xbe1f29de};
+
+static const uint32_t HARD_ERF[] = {0x358e9d2d, 0x36aea466, 0x3940ead6, 0x39c0057d, 0x3fcbe78b, 0x3fde4ac1, 0x3fe46451,
+                                    0x3ffafaa7, 0x402cf4ac, 0x40467275, 0x404f73bb, 0x406dc240, 0x407ad445, 0xb58e9d2d,
+                                    0xb6aea466, 0xb940ead6, 0xb9c0057d, 0xbfcbe78b, 0xbfde4ac1, 0xbfe46451, 0xbffafaa7,
+                                    0xc02cf4ac, 0xc0467275, 0xc04f73bb, 0xc06dc240, 0xc07ad445};
+static const uint32_t HARD_TANH[] = {0x3ac37de2, 0x3cd41b91, 0x3d7c3055, 0x3eee0566, 0x3ff8bc7e, 0x4013cd84, 0x40a6ef82,
+                                     0x40acb4d0, 0x40c5e8ca, 0xbac37de2, 0xbcd41b91, 0xbd7c3055, 0xbeee0566, 0xbff8bc7e,
+                                     0xc013cd84, 0xc0a6ef82, 0xc0acb4d0, 0xc0c5e8ca};
 
 /* A special input and its result bits. */
 typedef struct special {
@@ -92,6 +105,43 @@ static const special SPECIAL_EXP2[] = {
     {0x1.fffffep+6f, 0x7F7FFFA7u, "2^(128 - 2^-17) = 0x7f7fffa7"},
 };
 
+/* erf, worked by hand: odd, erf(+-0) = +-0; for a subnormal x, erf(x) = 2x / sqrt(pi) (1 - x^2 / 3)
+ * and x^2 is below 2^-250: 2^-149 (2 / sqrt(pi)) = 1.128 2^-149 rounds to 2^-149, 8 2^-149 to 9.03
+ * 2^-149 = 9 2^-149, 0x7fffff 2^-149 to 9465529.38 2^-149 = 0x906eb9; erf(3.93) and on is +-1
+ * (erfc(3.93) < e^-3.93^2 / (3.93 sqrt(pi)) = 2^-25.08 < 2^-25, A&S 7.1.13); erf(1) = 0.84270079
+ * (A&S Table 7.1) is 0x3f57bb3d. */
+static const special SPECIAL_ERF[] = {
+    {0.0f, 0, "erf(+0) = +0"},
+    {-0.0f, QC_F32_SIGN, "erf(-0) = -0"},
+    {INFINITY, 0x3F800000u, "erf(+Inf) = 1"},
+    {-INFINITY, 0xBF800000u, "erf(-Inf) = -1"},
+    {0x1p-149f, 1, "erf(2^-149) = 1.128 2^-149 rounds to 2^-149"},
+    {-0x1p-149f, QC_F32_SIGN | 1, "erf(-2^-149) = -2^-149"},
+    {0x1p-146f, 9, "erf(8 2^-149) = 9.03 2^-149"},
+    {0x1.fffffcp-127f, 0x906EB9u, "erf(0x7fffff 2^-149) = 9465529.38 2^-149"},
+    {3.93f, 0x3F800000u, "erf(3.93) rounds to 1"},
+    {-1e30f, 0xBF800000u, "erf(-1e30) = -1"},
+    {1.0f, 0x3F57BB3Du, "erf(1) = 0.84270079 = 0x3f57bb3d"},
+};
+
+/* tanh, worked by hand: odd, tanh(+-0) = +-0; for a subnormal or tiny x, tanh(x) = x (1 - x^2 / 3)
+ * rounds to x (x^2 / 3 is below half an ulp of x for |x| < 2^-12); tanh(9.0625) and on is +-1
+ * (1 - tanh < 2 e^-18.125 = 2^-25.15); tanh(ln 3 / 2) = (3 - 1) / (3 + 1) = 1/2: at x = 0x3f0c9f54,
+ * the fp32 nearest ln 3 / 2 = 0.549306144, tanh is 0.5 + (1 - 0.25) (x - ln 3 / 2) = 0.5 + 0.75 (-1.37e-9)
+ * just below 1/2, within a quarter ulp (2^-26 = 1.49e-8) of it: 0x3f000000. */
+static const special SPECIAL_TANH[] = {
+    {0.0f, 0, "tanh(+0) = +0"},
+    {-0.0f, QC_F32_SIGN, "tanh(-0) = -0"},
+    {INFINITY, 0x3F800000u, "tanh(+Inf) = 1"},
+    {-INFINITY, 0xBF800000u, "tanh(-Inf) = -1"},
+    {0x1p-149f, 1, "tanh(2^-149) = 2^-149"},
+    {-0x1.fffffcp-127f, QC_F32_SIGN | 0x7FFFFFu, "tanh of the largest negative subnormal is itself"},
+    {0x1.fffffep-13f, 0x397FFFFFu, "tanh(0x1.fffffep-13) rounds to itself"},
+    {9.0625f, 0x3F800000u, "tanh(9.0625) rounds to 1"},
+    {-1e30f, 0xBF800000u, "tanh(-1e30) = -1"},
+    {0x1.193ea8p-1f, 0x3F000000u, "tanh(fl32(ln 3 / 2)) = 0.5"},
+};
+
 #define COUNT(a) (sizeof a / sizeof a[0])
 
 /* One function under test. */
@@ -101,6 +151,8 @@ typedef struct fn {
     double (*core)(float);
     float below, above; /* the core answers for below <= x <= above */
     float (*accurate)(float); /* the accurate path, if any: checked on its own for below <= x <= above */
+    double (*bound)(double);  /* the core's relative error bound at |x| (none: 2^-51) */
+    int odd;                  /* the core is odd: the boundary scan looks at |x| */
     double (*libm)(double);
 #ifdef QC_HAVE_MPFR
     int (*mpfr)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t);
@@ -121,6 +173,13 @@ static const fn FNS[] = {
     {.name = "exp2", .ours = qcref_exp2f, .core = qcref_exp2_f64_core, .below = -0x1.2bfffep+7f,
      .above = 0x1.fffffep+6f, .accurate = qcref_exp2f_accurate, .libm = exp2, MPFR_FN(mpfr_exp2) .hard = HARD_EXP2,
      .nhard = COUNT(HARD_EXP2), .specials = SPECIAL_EXP2, .nspecials = COUNT(SPECIAL_EXP2)},
+    {.name = "erf", .ours = qcref_erff, .core = qcref_erf_f64_core, .below = -0x1.f70a3cp+1f, .above = 0x1.f70a3cp+1f,
+     .accurate = qcref_erff_accurate, .bound = qcref_erf_f64_bound, .odd = 1, .libm = erf, MPFR_FN(mpfr_erf)
+     .hard = HARD_ERF, .nhard = COUNT(HARD_ERF), .specials = SPECIAL_ERF, .nspecials = COUNT(SPECIAL_ERF)},
+    {.name = "tanh", .ours = qcref_tanhf, .core = qcref_tanh_f64_core, .below = -0x1.21fffep+3f,
+     .above = 0x1.21fffep+3f, .accurate = qcref_tanhf_accurate, .bound = qcref_tanh_f64_bound, .odd = 1,
+     .libm = tanh, MPFR_FN(mpfr_tanh) .hard = HARD_TANH, .nhard = COUNT(HARD_TANH), .specials = SPECIAL_TANH,
+     .nspecials = COUNT(SPECIAL_TANH)},
 };
 
 #ifdef QC_HAVE_MPFR
@@ -144,11 +203,14 @@ static uint32_t mpfr_bits(const fn *f, float x)
 }
 #endif
 
-/* 1 when x's double result lies within 2^-49 of a boundary of fp32 round-to-nearest. */
+/* 1 when x's double result lies within 4 times its error bound (exp, exp2: 2^-49) of a boundary of
+ * fp32 round-to-nearest. */
 static int undecided(const fn *fc, float x)
 {
     if (!(x >= fc->below && x <= fc->above))
         return 0; /* answered without the double core (NaN included) */
+    if (fc->odd && x < 0)
+        x = -x; /* the boundaries of -d are those of d, negated */
     double d = fc->core(x);
     float f = (float)d;
     uint32_t b = qc_f32_bits(f);
@@ -159,7 +221,7 @@ static int undecided(const fn *fc, float x)
         lo = b == 0 ? -INFINITY : ((double)f + (double)qc_f32_from_bits(b - 1)) / 2;
         hi = b == 0x7F7FFFFFu ? 0x1.fffffep127 + 0x1p103 : ((double)f + (double)qc_f32_from_bits(b + 1)) / 2;
     }
-    double w = d * 0x1p-49;
+    double w = d * 4 * (fc->bound ? fc->bound((double)x) : 0x1p-51);
     return !(d - lo > w && hi - d > w);
 }
 
@@ -273,7 +335,7 @@ int main(int argc, char **argv)
     const fn *f = pick(argc > 1 ? argv[1] : NULL);
     int want_full = argc > 2 && strcmp(argv[2], "--full") == 0;
     if (!f || (argc > 2 && !want_full) || argc > 3) {
-        fprintf(stderr, "usage: test_exp_cr exp|exp2 [--full]\n");
+        fprintf(stderr, "usage: test_exp_cr exp|exp2|erf|tanh [--full]\n");
         return 2;
     }
     specials(f);

@@ -31,8 +31,8 @@ const qcheck_backend qc_backend_cuda = {
            "(fp32 sums per K group in the order the bounds assume) and int8_rowwise (exact int32 dot, sgl-kernel's "
            "fp32 epilogue) on any device; moe (routing, quantization, expert GEMMs, activation and combine on the "
            "device) under model exact for every recipe (the expert GEMMs summed exactly on CUDA cores) and, for "
-           "fp8_tensor and fp8_block, the tensor-core models (grouped wgmma GEMMs); declines inverse layouts and "
-           "gelu / gelu_tanh (the host libm's erff / tanhf)",
+           "fp8_tensor and fp8_block, the tensor-core models (grouped wgmma GEMMs), every activation (exp, erf, "
+           "tanh correctly rounded, as the reference's); declines inverse layouts",
     .unavailable = qck_unavailable,
     .cast = qck_cast,
     .decode = qck_decode,

@@ -7,7 +7,9 @@
  * op's order. What does not depend on order runs across the lanes of a warp (the scores, the
  * maxima, the top-k selection); the sums are one lane's, in expert or slot order. */
 #include "launch.h" /* first: under HIP, gpu.h's runtime header gives memcpy its device overload */
+#include "arith/erf_cr.h"
 #include "arith/exp_cr.h"
+#include "arith/tanh_cr.h"
 
 namespace {
 
@@ -188,12 +190,19 @@ __global__ void __launch_bounds__(ROUTE_LANES) route_kernel(const float *logits,
     }
 }
 
-/* fp32 activation of one (G, U) pair, moe.h qcref_act_pair, for the acts that need no libm. */
+/* fp32 activation of one (G, U) pair, moe.h qcref_act_pair operation for operation (its fp32 products
+ * left to right); exp, erf and tanh are the reference's own correctly rounded ones (arith/). */
 QCK_HD float act_pair(const qc_act_cfg &c, float g, float u)
 {
     bool clamp = c.limit >= 0;
     float L = c.limit;
     switch (c.act) {
+    case QC_ACT_GELU: /* 0.5f * g * (1.0f + erff(g * 0.70710678118654752f)) * u */
+        return qck_mul(qck_mul(qck_mul(0.5f, g), qck_add_rn(1.0f, qcref_erff(qck_mul(g, 0.70710678118654752f)))), u);
+    case QC_ACT_GELU_TANH: { /* 0.79788456080286536f * (g + 0.044715f * g * g * g), then as gelu with tanh */
+        float inner = qck_mul(0.79788456080286536f, qck_add_rn(g, qck_mul(qck_mul(qck_mul(0.044715f, g), g), g)));
+        return qck_mul(qck_mul(qck_mul(0.5f, g), qck_add_rn(1.0f, qcref_tanhf(inner))), u);
+    }
     case QC_ACT_RELU2: {
         float r = g > 0 ? g : 0.0f;
         return qck_mul(r, r);

@@ -117,6 +117,60 @@ static inline QC_HD void qc_f32_mids(float f, double *dn, double *up)
                            : ((double)f + (double)qc_f32_from_bits(b + 1)) / 2;
 }
 
+/* Double-double helpers for erf_cr.h and tanh_cr.h's accurate paths (each result normalised, relative
+ * error a few 2^-104 with the Dekker and Knuth transformations above). */
+static inline QC_HD void qc_dd_norm(double s, double e, double *h, double *l)
+{
+    *h = s + e; /* Dekker's FastTwoSum: |s| >= |e| */
+    *l = e - (*h - s);
+}
+
+/* (ah + al) + (bh + bl). */
+static inline QC_HD void qc_dd_add(double ah, double al, double bh, double bl, double *h, double *l)
+{
+    double s, e;
+    qc_two_sum(ah, bh, &s, &e);
+    qc_dd_norm(s, e + (al + bl), h, l);
+}
+
+/* (ah + al)(bh + bl), dropping al bl. */
+static inline QC_HD void qc_dd_mul(double ah, double al, double bh, double bl, double *h, double *l)
+{
+    double p, e;
+    qc_two_prod(ah, bh, &p, &e);
+    qc_dd_norm(p, e + (ah * bl + al * bh), h, l);
+}
+
+/* (ah + al) / (bh + bl): q1 = ah / bh, then the remainder a - q1 b (ah - p exact by Sterbenz) / bh. */
+static inline QC_HD void qc_dd_div(double ah, double al, double bh, double bl, double *h, double *l)
+{
+    double q1 = ah / bh, p, e;
+    qc_two_prod(q1, bh, &p, &e);
+    qc_dd_norm(q1, ((((ah - p) - e) + al) - q1 * bl) / bh, h, l);
+}
+
+/* fl32(h + l) for h >= 0, |l| <= 2^-40 h: which side of the midpoints near fl32(h) h + l lies on (h - mid
+ * is exact where it is small: Sterbenz). h + l is never a midpoint for erf and tanh (transcendental). */
+static inline QC_HD float qc_f32_round_dd(double h, double l)
+{
+    double dn, up;
+    float f = (float)h;
+    qc_f32_mids(f, &dn, &up);
+    if ((h - up) + l > 0)
+        return qc_f32_from_bits(qc_f32_bits(f) + 1);
+    if ((h - dn) + l < 0)
+        return qc_f32_from_bits(qc_f32_bits(f) - 1);
+    return f;
+}
+
+/* Ziv's rounding test: 1 when every value within w of d >= 0 rounds to fl32(d). */
+static inline QC_HD int qc_f32_decided(double d, double w)
+{
+    double dn, up;
+    qc_f32_mids((float)d, &dn, &up);
+    return d - dn > w && up - d > w;
+}
+
 /* fl32(2^x) from the accurate path: which side of the midpoints near fl32(d) (h + l) 2^k lies on
  * (h 2^k - mid is exact where it is small: Sterbenz). */
 static inline QC_HD float qcref_exp2f_accurate(float x)

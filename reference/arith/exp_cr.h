@@ -53,17 +53,21 @@ static inline QC_HD double qcref_exp_taylor13(double r)
     return p * r + 1.0;
 }
 
-/* exp(x) in double, within 2^-51 relative, for finite x in [-104, 89]. */
-static inline QC_HD double qcref_exp_f64_core(float x)
+/* exp(x) in double, within 2^-51 relative, for a double x in [-104, 89] (erf_cr.h passes -x^2, not
+ * an fp32: x - k ln2_hi is still exact, by Sterbenz's lemma, as x lies within a factor 2 of k ln2_hi). */
+static inline QC_HD double qcref_exp_f64(double x)
 {
     const double inv_ln2 = 0x1.71547652b82fep0;
     const double ln2_hi = 0x1.62e42fefa3800p-1; /* 42 significant bits: k ln2_hi is exact for |k| < 2^11 */
     const double ln2_lo = 0x1.ef35793c7673p-45;
-    double kd = ((double)x * inv_ln2 + 0x1.8p52) - 0x1.8p52; /* round to the nearest integer */
-    double r = ((double)x - kd * ln2_hi) - kd * ln2_lo;
+    double kd = (x * inv_ln2 + 0x1.8p52) - 0x1.8p52; /* round to the nearest integer */
+    double r = (x - kd * ln2_hi) - kd * ln2_lo;
     double two_k = qc_f64_from_bits((uint64_t)(1023 + (int)kd) << 52); /* exact: k in [-151, 129] */
     return qcref_exp_taylor13(r) * two_k;
 }
+
+/* exp(x) in double, within 2^-51 relative, for finite x in [-104, 89]. */
+static inline QC_HD double qcref_exp_f64_core(float x) { return qcref_exp_f64((double)x); }
 
 /* exp(x) correctly rounded: NaN in, the same NaN quieted out (glibc's x + x, spelled out because a
  * GPU's arithmetic would give its canonical NaN); exp(x) > 2^128 for x > 89, < 2^-150 for x < -104. */

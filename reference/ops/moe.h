@@ -1,8 +1,8 @@
 /* moe.h: fused-MoE reference semantics (docs/spec/layouts.md §9): routing (§9.1) and the
  * activations with their W13 half orders (layouts.md §9.3, §6.1). Every step is fp32 in a fixed order, as the
  * flashinfer / sglang references are (tests/moe/utils.py, topk.py). exp is correctly rounded
- * (arith/exp_cr.h, not the host's libm), so routing, silu and sigmoid give the same bits on every
- * machine and on a GPU; gelu's erff and gelu_tanh's tanhf are still libm's. */
+ * (arith/exp_cr.h, not the host's libm), and so are gelu's erf and gelu_tanh's tanh (erf_cr.h,
+ * tanh_cr.h), so routing and every activation give the same bits on every machine and on a GPU. */
 #ifndef QCREF_MOE_H
 #define QCREF_MOE_H
 

@@ -1,9 +1,12 @@
-/* moe_act.c: MoE activations and the W13 half orders (docs/spec/layouts.md §9.3, §6.1), fp32; exp
- * correctly rounded (arith/exp_cr.h), erff and tanhf libm's; the fp32 combine of model sm90-wgmma. */
+/* moe_act.c: MoE activations and the W13 half orders (docs/spec/layouts.md §9.3, §6.1), fp32; exp,
+ * erf and tanh correctly rounded (arith/exp_cr.h, erf_cr.h, tanh_cr.h: not the host's libm, so every
+ * machine and the cuda backend give the same bits); the fp32 combine of model sm90-wgmma. */
 #include <math.h>
 #include <string.h>
 
+#include "arith/erf_cr.h"
 #include "arith/exp_cr.h"
+#include "arith/tanh_cr.h"
 #include "moe.h"
 
 static const char *const act_names[QC_ACT_COUNT] = {"silu", "gelu", "gelu_tanh", "relu2", "swiglu_oai", "swiglu_step"};
@@ -34,10 +37,10 @@ float qcref_act_pair(const qc_act_cfg *c, float g, float u)
     float L = c->limit;
     switch (c->act) {
     case QC_ACT_SILU: return silu(g) * u;
-    case QC_ACT_GELU: return 0.5f * g * (1.0f + erff(g * 0.70710678118654752f)) * u;
+    case QC_ACT_GELU: return 0.5f * g * (1.0f + qcref_erff(g * 0.70710678118654752f)) * u;
     case QC_ACT_GELU_TANH: {
         float inner = 0.79788456080286536f * (g + 0.044715f * g * g * g);
-        return 0.5f * g * (1.0f + tanhf(inner)) * u;
+        return 0.5f * g * (1.0f + qcref_tanhf(inner)) * u;
     }
     case QC_ACT_RELU2: {
         float r = g > 0 ? g : 0.0f;
