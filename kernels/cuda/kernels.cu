@@ -23,9 +23,14 @@
 #define QCK_NONE32 0xFFFFFFFFu
 #define QCK_NONE64 0xFFFFFFFFFFFFFFFFull
 
+/* Grid-stride kernels launch at most QCK_GRID_PER_SM blocks per SM (a benchmark variant may try
+ * others). */
+#ifndef QCK_GRID_PER_SM
+#define QCK_GRID_PER_SM 16
+#endif
 static unsigned qck_grid(int64_t blocks_needed, int sms)
 {
-    int64_t cap = (int64_t)(sms > 0 ? sms : 32) * 16;
+    int64_t cap = (int64_t)(sms > 0 ? sms : 32) * QCK_GRID_PER_SM;
     if (blocks_needed < 1)
         blocks_needed = 1;
     return (unsigned)(blocks_needed < cap ? blocks_needed : cap);
@@ -40,10 +45,30 @@ template <typename T> struct qck_vec;
 template <> struct qck_vec<float> { static const int N = 4; };
 template <> struct qck_vec<uint16_t> { static const int N = 8; };
 
+/* QCK_LOAD_HINT, for benchmark variants: 0, a plain load; 1, ld.global.nc.L2::256B (L2 fetches 256
+ * bytes around the line); 2, that and L1::no_allocate; 3, L1::no_allocate alone (PTX ISA, ld). */
+#ifndef QCK_LOAD_HINT
+#define QCK_LOAD_HINT 0
+#endif
 QCK_D uint4 qck_load_raw(const void *x, int64_t byte_offset, bool valid)
 {
-    return valid ? *reinterpret_cast<const uint4 *>(static_cast<const uint8_t *>(x) + byte_offset)
-                 : make_uint4(0u, 0u, 0u, 0u);
+    const uint8_t *p = static_cast<const uint8_t *>(x) + byte_offset;
+#if defined(QCK_PTX) && QCK_LOAD_HINT
+    uint4 r = make_uint4(0u, 0u, 0u, 0u);
+    if (valid)
+#if QCK_LOAD_HINT == 1
+        asm("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+#elif QCK_LOAD_HINT == 2
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+#else
+        asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+#endif
+            : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+            : "l"(p));
+    return r;
+#else
+    return valid ? *reinterpret_cast<const uint4 *>(p) : make_uint4(0u, 0u, 0u, 0u);
+#endif
 }
 
 /* An L2 prefetch of the line at byte_offset (a hint, no register: the group kernel asks for a slot
@@ -434,7 +459,9 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, float g, co
  * 0.829-0.830 / 0.520-0.523 to 0.854-0.856 / 0.833-0.835 / 0.538-0.539; two ahead gave 0.80 / 0.80 /
  * 0.53. The macros let a benchmark build try other shapes. QCK_UNROLL: slots per lane and
  * iteration, their loads issued together; QCK_GROUP_VMAX, QCK_NVFP4_VMAX: the most vectors of a
- * group per lane (1, 2 or 4); QCK_PREFETCH: how many iterations ahead the L2 prefetch asks (0: none). */
+ * group per lane (1, 2 or 4); QCK_PREFETCH: how many iterations ahead the L2 prefetch asks (0: none);
+ * QCK_LOAD_HINT (qck_load_raw) and QCK_GRID_PER_SM (qck_grid), not yet measured. kernels/cuda/
+ * bench-variants.sh builds such variants and their runner. */
 #ifndef QCK_UNROLL
 #define QCK_UNROLL 1
 #endif
