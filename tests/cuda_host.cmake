@@ -4,6 +4,8 @@
 #     they need the headers (QC_CUDA_INCLUDE) and a C++ compiler, not nvcc and not a GPU.
 #   device_codecs (gpu): tests/qc_device_check.cu with reference/formats/device.cu, built by nvcc
 #     (QC_NVCC) for sm_90; it reports SKIPPED (77) itself on a machine without a usable GPU.
+#   device_functions (gpu): tests/qc_device_functions.cu, reference/arith's exp, 2^x, erf and tanh
+#     built for the device against their host build; the same SKIPPED without a GPU.
 # A missing part registers the test anyway as one that prints the reason and exits 77.
 include(CheckLanguage)
 
@@ -73,6 +75,21 @@ if(qc_device_reason STREQUAL "")
   target_link_libraries(qc_device_check PRIVATE qcref Threads::Threads)
   qc_test(device_codecs gpu $<TARGET_FILE:qc_device_check>)
   set_tests_properties(device_codecs PROPERTIES TIMEOUT 1800)
+
+  # Header-only functions: the host build in the same binary is the expected side, so it too must not
+  # contract (-ffp-contract=off, as libqcref).
+  add_executable(qc_device_functions qc_device_functions.cu)
+  set_target_properties(qc_device_functions PROPERTIES CUDA_ARCHITECTURES 90 CUDA_STANDARD 17
+                        CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF CUDA_RUNTIME_LIBRARY Static)
+  set_property(TARGET qc_device_functions PROPERTY COMPILE_OPTIONS "")
+  target_compile_options(qc_device_functions PRIVATE
+    $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false -Werror=all-warnings -Xcompiler=-Wall,-Wextra,-Werror,-ffp-contract=off>)
+  target_include_directories(qc_device_functions PRIVATE ${PROJECT_SOURCE_DIR}/reference)
+  target_include_directories(qc_device_functions SYSTEM PRIVATE ${CMAKE_CUDA_TOOLKIT_INCLUDE_DIRECTORIES})
+  target_link_libraries(qc_device_functions PRIVATE Threads::Threads)
+  qc_test(device_functions gpu $<TARGET_FILE:qc_device_functions>)
+  set_tests_properties(device_functions PROPERTIES TIMEOUT 1800)
 else()
   qc_skipped_test(device_codecs gpu "${qc_device_reason}")
+  qc_skipped_test(device_functions gpu "${qc_device_reason}")
 endif()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs what kernels/cuda/run-on-gpu.sh needs on a GPU machine whose image lacks our apt
 # libraries (as ci/amx-bundle.sh does for the AMX machine): qcheck (with the cuda backend linked
-# in, static CUDA runtime) and bench_cuda_quant, plus every shared library they resolve to here
+# in, static CUDA runtime), bench_cuda_quant and qc_device_functions, plus every shared library they resolve to here
 # except glibc's own, into $BUILD_DIR/cuda-bundle/ and $BUILD_DIR/cuda-bundle.tar.xz (the tarball
 # is what to carry: the directory is larger than a device call carries, OpenBLAS alone is 36 MB).
 # Binaries built on Debian 12 (glibc 2.36) run on a newer glibc.
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD_DIR=${BUILD_DIR:-build}
 OUT=$BUILD_DIR/cuda-bundle
-bins="$BUILD_DIR/harness/qcheck $BUILD_DIR/kernels/cuda/bench_cuda_quant"
+bins="$BUILD_DIR/harness/qcheck $BUILD_DIR/kernels/cuda/bench_cuda_quant $BUILD_DIR/tests/qc_device_functions"
 for b in $bins; do
   [ -x "$b" ] || { echo "kernels/cuda/bundle.sh: $b not built (is nvcc found? BUILD_DIR=$BUILD_DIR)" >&2; exit 1; }
 done

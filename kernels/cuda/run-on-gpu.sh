@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the cuda backend's validation on a machine with an NVIDIA GPU (an H200: sm_90), from the
-# bundle of kernels/cuda/bundle.sh: a directory B with B/qcheck, B/bench_cuda_quant and B/lib (or
-# the tarball of it). Needs the driver (libcuda.so.1) and nothing of our Debian libraries; nvcc and
-# python are not used. Run it from the repository checkout (the case files are read from it).
+# bundle of kernels/cuda/bundle.sh: a directory B with B/qcheck, B/bench_cuda_quant,
+# B/qc_device_functions and B/lib (or the tarball of it). Needs the driver (libcuda.so.1) and nothing
+# of our Debian libraries; nvcc and python are not used. Run it from the repository checkout (the case files are read from it).
 #
 #   kernels/cuda/run-on-gpu.sh build/cuda-bundle.tar.xz     # or build/cuda-bundle
 #
@@ -13,6 +13,8 @@
 #   extra_cuda     the extra cases of kernels/cuda/cases (every profile and scale layout)
 #   planted        the bugs planted in these kernels (cuda_mutants.c, `--backend cuda-mutant:*`)
 #                  over the cases where they show: each must be caught (its MUTANT line)
+#   functions      qc_device_functions: reference/arith's exp, 2^x, erf and tanh (the MoE's) built for
+#                  the device give the host build's bits (all 2^32 inputs on the GPU, a host sample)
 #   bench          bench_cuda_quant: GB/s of token_group, mxfp8 and nvfp4 (sf128x4) against a copy,
 #                  and its bf16 == fp32 byte check
 #   bringup        qcheck bringup --backend cuda --report $OUT/bringup (bringup.md, bringup.json)
@@ -70,6 +72,10 @@ if [ "$backend" = cuda ]; then
   step planted 600 "$B/qcheck" run --backend "$planted" --jobs 1 --quiet --show 0 \
     --case quant_fp8,cast_fp8,fp8_wgmma_gemm,gemm_exact_probe,fp8_tensor_wgmma_moe,fp8_block_wgmma_moe
   grep -E '^(MUTANT|mutants:)' "$out/planted.log" | cut -c1-160
+fi
+if [ "$backend" = cuda ]; then
+  step functions 600 "$B/qc_device_functions"
+  tail -n 9 "$out/functions.log"
 fi
 step bench 180 "$B/bench_cuda_quant"
 cat "$out/bench.log"
