@@ -23,4 +23,5 @@ check weight-scale-ulp gemm_exact_probe
 check gemm-out-toward-zero gemm_exact_probe
 check moe-gate-up-swapped fp8_tensor_wgmma_moe
 check moe-combine-reversed fp8_block_wgmma_moe tokens=1,shared=1
+check moe-act-libm fp8_tensor_moe
 exit $bad

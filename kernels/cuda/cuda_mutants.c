@@ -31,6 +31,7 @@ PLANTED(ulp_moe, qcheck_moe_args, qck_moe, QCK_PLANT_SCALE_ULP)
 PLANTED(rz_gemm_planted, qcheck_gemm_args, qck_gemm, QCK_PLANT_OUT_TOWARD_ZERO)
 PLANTED(swap_moe_planted, qcheck_moe_args, qck_moe, QCK_PLANT_GATE_UP_SWAPPED)
 PLANTED(reversed_moe_planted, qcheck_moe_args, qck_moe, QCK_PLANT_COMBINE_REVERSED)
+PLANTED(libm_moe_planted, qcheck_moe_args, qck_moe, QCK_PLANT_ACT_LIBM)
 
 static qcheck_status rz_gemm(const qcheck_gemm_args *a, qcheck_ctx *ctx)
 {
@@ -52,6 +53,14 @@ static qcheck_status reversed_moe(const qcheck_moe_args *a, qcheck_ctx *ctx)
         return qcheck_say(ctx, QCHECK_DECLINED, "%lld slot(s) per token: a sum of two terms has no order",
                           (long long)(a->top_k + a->shared));
     return reversed_moe_planted(a, ctx);
+}
+
+static qcheck_status libm_moe(const qcheck_moe_args *a, qcheck_ctx *ctx)
+{
+    if (a->act.act != QC_ACT_GELU && a->act.act != QC_ACT_GELU_TANH)
+        return qcheck_say(ctx, QCHECK_DECLINED, "the bug is in erf / tanh; activation %s uses neither",
+                          qc_act_name(a->act.act));
+    return libm_moe_planted(a, ctx);
 }
 
 #define PLANTED_BACKEND(sym, suffix, what, ...)                                                                     \
@@ -78,3 +87,7 @@ PLANTED_BACKEND(qc_mutant_cuda_gate_up, "moe-gate-up-swapped",
 PLANTED_BACKEND(qc_mutant_cuda_combine_reversed, "moe-combine-reversed",
                 "cuda MoE summing the slots of a token in reverse order (an fp32 sum's order is part of the model)",
                 .moe = reversed_moe)
+PLANTED_BACKEND(qc_mutant_cuda_act_libm, "moe-act-libm",
+                "cuda MoE computing gelu / gelu_tanh with the platform's erff / tanhf (CUDA's; the host libm's in the "
+                "emulation) instead of the correctly rounded ones the reference defines",
+                .moe = libm_moe)

@@ -17,7 +17,8 @@ enum qck_plant_kind {
     QCK_PLANT_SCALE_ULP,       /* gemm, moe: every weight scale read one ulp larger by the GEMM kernel */
     QCK_PLANT_OUT_TOWARD_ZERO, /* gemm: bf16 / f16 outputs rounded toward zero */
     QCK_PLANT_GATE_UP_SWAPPED, /* moe: W13's gate and up halves read in the other order */
-    QCK_PLANT_COMBINE_REVERSED /* moe: the slots summed in reverse order */
+    QCK_PLANT_COMBINE_REVERSED, /* moe: the slots summed in reverse order */
+    QCK_PLANT_ACT_LIBM          /* moe: gelu / gelu_tanh through the platform's erff / tanhf */
 };
 extern int qck_plant; /* the current call's planted bug, set by a planted backend's slot */
 

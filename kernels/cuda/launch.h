@@ -182,8 +182,10 @@ const char *qck_simt_moe_operand(const qcheck_quant_spec *j, int64_t rows, int64
  *   the gate's planted bug), out its bf16 codes under bf. */
 gpuError_t qck_launch_moe_route(const float *logits, const qc_route_cfg *c, int64_t tokens, int *ids, float *w, int sms,
                                 gpuStream_t s);
+/* libm: the planted bug QCK_PLANT_ACT_LIBM (0 but in that planted backend). */
 gpuError_t qck_launch_moe_act(float *h, const float *w, const qc_act_cfg *c, int weight_on_input, int64_t rows,
-                              int64_t inter, const qc_cast_policy *bf, float *act, float *act_bf16, int sms, gpuStream_t s);
+                              int64_t inter, const qc_cast_policy *bf, int libm, float *act, float *act_bf16, int sms,
+                              gpuStream_t s);
 gpuError_t qck_launch_moe_combine(const float *y, const float *w, int weight_on_input, float rsf_out, int64_t tokens,
                                   int64_t kk, int64_t hidden, int reversed, const qc_cast_policy *bf, float *comb,
                                   uint16_t *out, int sms, gpuStream_t s);

@@ -191,17 +191,21 @@ __global__ void __launch_bounds__(ROUTE_LANES) route_kernel(const float *logits,
 }
 
 /* fp32 activation of one (G, U) pair, moe.h qcref_act_pair operation for operation (its fp32 products
- * left to right); exp, erf and tanh are the reference's own correctly rounded ones (arith/). */
-QCK_HD float act_pair(const qc_act_cfg &c, float g, float u)
+ * left to right); exp, erf and tanh are the reference's own correctly rounded ones (arith/), but for
+ * the planted bug `libm`: the platform's erff / tanhf (CUDA's on the device, the host's in the
+ * emulation), the slip a kernel author would make. */
+QCK_HD float act_pair(const qc_act_cfg &c, float g, float u, bool libm)
 {
     bool clamp = c.limit >= 0;
     float L = c.limit;
     switch (c.act) {
-    case QC_ACT_GELU: /* 0.5f * g * (1.0f + erff(g * 0.70710678118654752f)) * u */
-        return qck_mul(qck_mul(qck_mul(0.5f, g), qck_add_rn(1.0f, qcref_erff(qck_mul(g, 0.70710678118654752f)))), u);
+    case QC_ACT_GELU: { /* 0.5f * g * (1.0f + erff(g * 0.70710678118654752f)) * u */
+        float x = qck_mul(g, 0.70710678118654752f);
+        return qck_mul(qck_mul(qck_mul(0.5f, g), qck_add_rn(1.0f, libm ? erff(x) : qcref_erff(x))), u);
+    }
     case QC_ACT_GELU_TANH: { /* 0.79788456080286536f * (g + 0.044715f * g * g * g), then as gelu with tanh */
         float inner = qck_mul(0.79788456080286536f, qck_add_rn(g, qck_mul(qck_mul(qck_mul(0.044715f, g), g), g)));
-        return qck_mul(qck_mul(qck_mul(0.5f, g), qck_add_rn(1.0f, qcref_tanhf(inner))), u);
+        return qck_mul(qck_mul(qck_mul(0.5f, g), qck_add_rn(1.0f, libm ? tanhf(inner) : qcref_tanhf(inner))), u);
     }
     case QC_ACT_RELU2: {
         float r = g > 0 ? g : 0.0f;
@@ -223,7 +227,7 @@ QCK_HD float act_pair(const qc_act_cfg &c, float g, float u)
  * routing weight (weight_on_input, written back: the gemm1.h stage), act, and act rounded to bf16
  * (layouts.md §9.4: act -> bf16 -> quantize). */
 __global__ void act_kernel(float *h, const float *w, qc_act_cfg c, int weight_on_input, int64_t rows, int64_t inter,
-                           qc_cast_policy bf, float *act, float *act_bf16)
+                           qc_cast_policy bf, int libm, float *act, float *act_bf16)
 {
     bool gated = c.act != QC_ACT_RELU2;
     int64_t r1 = gated ? 2 * inter : inter;
@@ -238,7 +242,7 @@ __global__ void act_kernel(float *h, const float *w, qc_act_cfg c, int weight_on
             row[gi] = qck_mul(row[gi], w[r]);
             if (ui != gi) row[ui] = qck_mul(row[ui], w[r]);
         }
-        float a = act_pair(c, row[gi], gated ? row[ui] : 0.0f);
+        float a = act_pair(c, row[gi], gated ? row[ui] : 0.0f, libm);
         act[i] = a;
         act_bf16[i] = qck_float(qck_encode(QC_BF16, a, bf, nullptr) << 16);
     }
@@ -277,11 +281,12 @@ gpuError_t qck_launch_moe_route(const float *logits, const qc_route_cfg *c, int6
 }
 
 gpuError_t qck_launch_moe_act(float *h, const float *w, const qc_act_cfg *c, int weight_on_input, int64_t rows,
-                              int64_t inter, const qc_cast_policy *bf, float *act, float *act_bf16, int sms, gpuStream_t s)
+                              int64_t inter, const qc_cast_policy *bf, int libm, float *act, float *act_bf16, int sms,
+                              gpuStream_t s)
 {
     if (rows * inter > 0)
-        QCK_LAUNCH(act_kernel, grid_for(rows * inter, 256, sms), 256, s, h, w, *c, weight_on_input, rows, inter, *bf, act,
-                   act_bf16);
+        QCK_LAUNCH(act_kernel, grid_for(rows * inter, 256, sms), 256, s, h, w, *c, weight_on_input, rows, inter, *bf,
+                   libm, act, act_bf16);
     return gpuGetLastError();
 }
 

@@ -70,7 +70,7 @@ summary extra_cuda
 if [ "$backend" = cuda ]; then
   planted=$(grep -o '^cuda-mutant:[^ ]*' "$out/list.log" | paste -sd, -)
   step planted 600 "$B/qcheck" run --backend "$planted" --jobs 1 --quiet --show 0 \
-    --case quant_fp8,cast_fp8,fp8_wgmma_gemm,gemm_exact_probe,fp8_tensor_wgmma_moe,fp8_block_wgmma_moe
+    --case quant_fp8,cast_fp8,fp8_wgmma_gemm,gemm_exact_probe,fp8_tensor_wgmma_moe,fp8_block_wgmma_moe,fp8_tensor_moe
   grep -E '^(MUTANT|mutants:)' "$out/planted.log" | cut -c1-160
 fi
 if [ "$backend" = cuda ]; then

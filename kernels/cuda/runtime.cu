@@ -1083,7 +1083,9 @@ static qcheck_status moe_run(const qcheck_moe_args *a, qcheck_ctx *ctx, moe_layo
     if (qck_plant == QCK_PLANT_GATE_UP_SWAPPED)
         act.order = act.order == QC_W13_GATE_UP ? QC_W13_UP_GATE : QC_W13_GATE_UP;
     LAUNCH(qck_launch_moe_act((float *)(D + o.h), (const float *)(D + o.w), &act, a->weight_on_input, rows, it, &bf,
-                              (float *)(D + o.act), (float *)(D + o.abf), S.sms, S.stream), "activation kernel launch");
+                              qck_plant == QCK_PLANT_ACT_LIBM, (float *)(D + o.act), (float *)(D + o.abf), S.sms,
+                              S.stream),
+           "activation kernel launch");
     TRY(moe_activation(a->a2_spec, &q2, s2, (const float *)(D + o.abf), rows * it, D + o.q2, D + o.s2, D + o.c2,
                        D + o.k2, (float *)(D + o.a2x), "quant and dequant kernel launches (a2)", ctx));
     g.a = D + o.q2, g.sa = (const float *)(D + o.s2), g.a_row = (const int *)(D + o.a_row2), g.n = hd, g.k = it;
