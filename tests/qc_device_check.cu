@@ -42,6 +42,7 @@
 #include <thread>
 #include <vector>
 
+#include "device_test.h"
 #include "formats/formats.h"
 #include "profiles.h"
 
@@ -140,22 +141,8 @@ const Job jobs[] = {
     {QC_E3M2, E3M2_RN, "__nv_cvt_float_to_fp6 RN (software on sm_90; fp6 cvt needs sm_100+)"},
 };
 
-uint32_t mix32(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x7FEB352Du;
-    x ^= x >> 15;
-    x *= 0x846CA68Bu;
-    x ^= x >> 16;
-    return x;
-}
-
-bool sampled(uint32_t u, int shift)
-{
-    if (shift == 0 || (u & 0xFFFFu) == 0)
-        return true;
-    return (mix32(u ^ 0x9E3779B9u) >> (32 - shift)) == 0;
-}
+using qc_device_test::parse_uint;
+using qc_device_test::sampled;
 
 struct HostStats {
     uint64_t compared = 0, mismatches = 0;
@@ -164,7 +151,7 @@ struct HostStats {
 
 /* Host reference (libqcref) against the device codes of one chunk, on nthreads contiguous slices. */
 void host_compare(qc_format f, const qc_cast_policy &p, uint64_t first, uint32_t count, const uint16_t *codes,
-                  int shift, unsigned nthreads, HostStats &total)
+                  unsigned shift, unsigned nthreads, HostStats &total)
 {
     std::vector<HostStats> part(nthreads);
     std::vector<std::thread> pool;
@@ -204,30 +191,13 @@ void host_compare(qc_format f, const qc_cast_policy &p, uint64_t first, uint32_t
     }
 }
 
-#define CHECK_CUDA(call)                                                                                   \
-    do {                                                                                                   \
-        cudaError_t e_ = (call);                                                                           \
-        if (e_ != cudaSuccess) {                                                                           \
-            std::fprintf(stderr, "qc_device_check: %s failed: %s\n", #call, cudaGetErrorString(e_));       \
-            return 1;                                                                                      \
-        }                                                                                                  \
-    } while (0)
+#define CHECK_CUDA(call) QC_CHECK_CUDA("qc_device_check", call)
 
 int usage()
 {
     std::fprintf(stderr, "usage: qc_device_check [--sample-shift N] [--formats a,b,..] [--chunk-log2 N] "
                          "[--threads N] [--device N]\n");
     return 2;
-}
-
-bool parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
-{
-    char *end = nullptr;
-    unsigned long v = std::strtoul(s, &end, 0);
-    if (!*s || *end || v < lo || v > hi)
-        return false;
-    *out = (unsigned)v;
-    return true;
 }
 
 } // namespace
@@ -274,26 +244,9 @@ int main(int argc, char **argv)
         }
     }
 
-    int ndev = 0;
-    cudaError_t e = cudaGetDeviceCount(&ndev);
-    if (e != cudaSuccess || ndev == 0) {
-        std::printf("SKIPPED: no CUDA device (cudaGetDeviceCount: %s)\n",
-                    e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-        return 77;
-    }
-    if ((int)device >= ndev) {
-        std::printf("SKIPPED: no CUDA device %u (%d present)\n", device, ndev);
-        return 77;
-    }
-    CHECK_CUDA(cudaSetDevice((int)device));
-    cudaDeviceProp prop;
-    CHECK_CUDA(cudaGetDeviceProperties(&prop, (int)device));
-    if (prop.major < 9) {
-        std::printf("SKIPPED: no CUDA device of sm_90 or newer (device %u is %s, sm_%d%d; this check is built "
-                    "for sm_90, whose fp8 cvt is in hardware)\n",
-                    device, prop.name, prop.major, prop.minor);
-        return 77;
-    }
+    cudaDeviceProp prop; /* sm_90: this check is built for sm_90, whose fp8 cvt is in hardware */
+    if (int rc = qc_device_test::open_device("qc_device_check", device, 9, &prop))
+        return rc;
     int drv = 0, rt = 0;
     cudaDriverGetVersion(&drv);
     cudaRuntimeGetVersion(&rt);
@@ -344,7 +297,7 @@ int main(int argc, char **argv)
             }
             CHECK_CUDA(cudaMemcpy(h_codes, d_codes, (size_t)chunk * sizeof(uint16_t), cudaMemcpyDeviceToHost));
             auto t1 = std::chrono::steady_clock::now();
-            host_compare(job.format, pol, first, chunk, h_codes, (int)shift, nthreads, hs);
+            host_compare(job.format, pol, first, chunk, h_codes, shift, nthreads, hs);
             auto t2 = std::chrono::steady_clock::now();
             gpu_s += std::chrono::duration<double>(t1 - t0).count();
             host_s += std::chrono::duration<double>(t2 - t1).count();

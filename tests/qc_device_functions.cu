@@ -28,6 +28,7 @@
 #include "arith/exp2_cr.h"
 #include "arith/exp_cr.h"
 #include "arith/tanh_cr.h"
+#include "device_test.h"
 
 namespace {
 
@@ -61,20 +62,8 @@ __global__ void eval_range(int fn, uint64_t first, uint32_t count, uint32_t *out
         out[i] = eval(fn, qc_f32_from_bits((uint32_t)(first + i)));
 }
 
-uint32_t mix32(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x7FEB352Du;
-    x ^= x >> 15;
-    x *= 0x846CA68Bu;
-    x ^= x >> 16;
-    return x;
-}
-
-bool sampled(uint32_t u, unsigned shift)
-{
-    return shift == 0 || (u & 0xFFFFu) == 0 || (mix32(u ^ 0x9E3779B9u) >> (32 - shift)) == 0;
-}
+using qc_device_test::parse_uint;
+using qc_device_test::sampled;
 
 const size_t kFirst = 10;
 
@@ -112,29 +101,12 @@ void host_compare(int fn, uint64_t first, uint32_t count, const uint32_t *dev, u
     }
 }
 
-#define CHECK_CUDA(call)                                                                                   \
-    do {                                                                                                   \
-        cudaError_t e_ = (call);                                                                           \
-        if (e_ != cudaSuccess) {                                                                           \
-            std::fprintf(stderr, "qc_device_functions: %s failed: %s\n", #call, cudaGetErrorString(e_));   \
-            return 1;                                                                                      \
-        }                                                                                                  \
-    } while (0)
+#define CHECK_CUDA(call) QC_CHECK_CUDA("qc_device_functions", call)
 
 int usage()
 {
     std::fprintf(stderr, "usage: qc_device_functions [--sample-shift N] [--threads N] [--device N]\n");
     return 2;
-}
-
-bool parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
-{
-    char *end = nullptr;
-    unsigned long v = std::strtoul(s, &end, 0);
-    if (!*s || *end || v < lo || v > hi)
-        return false;
-    *out = (unsigned)v;
-    return true;
 }
 
 } // namespace
@@ -156,20 +128,9 @@ int main(int argc, char **argv)
         if (!ok)
             return usage();
     }
-    int ndev = 0;
-    cudaError_t e = cudaGetDeviceCount(&ndev);
-    if (e != cudaSuccess || ndev == 0) {
-        std::printf("SKIPPED: no CUDA device (cudaGetDeviceCount: %s)\n",
-                    e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-        return 77;
-    }
-    if ((int)device >= ndev) {
-        std::printf("SKIPPED: no CUDA device %u (%d present)\n", device, ndev);
-        return 77;
-    }
-    CHECK_CUDA(cudaSetDevice((int)device));
     cudaDeviceProp prop;
-    CHECK_CUDA(cudaGetDeviceProperties(&prop, (int)device));
+    if (int rc = qc_device_test::open_device("qc_device_functions", device, 9, &prop))
+        return rc;
     std::printf("device %u: %s, sm_%d%d; host sample 2^-%u + bf16 patterns, %u threads\n", device, prop.name,
                 prop.major, prop.minor, shift, nthreads);
 

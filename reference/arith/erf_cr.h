@@ -107,19 +107,13 @@ static inline QC_HD float qcref_erff_accurate(float x)
     return qc_f32_bits(x) & QC_F32_SIGN ? -f : f;
 }
 
-/* erf(x) correctly rounded: NaN in, the same NaN quieted out (as qcref_expf); erf(+-0) = +-0;
- * +-1 for |x| >= 3.93 (+-Inf included). Where d lies within the bound of a rounding boundary (Ziv's
- * rounding test), the accurate path decides. */
+/* erf(x) correctly rounded: NaN, +-0, +-Inf and |x| >= 3.93 as qc_odd_unit_special says. Where d lies
+ * within the bound of a rounding boundary (Ziv's rounding test), the accurate path decides. */
 static inline QC_HD float qcref_erff(float x)
 {
-    uint32_t u = qc_f32_bits(x);
-    if (qc_bits_is_nan(u))
-        return qc_f32_from_bits(u | 0x00400000u);
-    if ((u & QC_F32_ABS) == 0)
-        return x;
-    float a = qc_f32_from_bits(u & QC_F32_ABS);
-    if (a >= QCREF_ERF_ONE)
-        return x < 0 ? -1.0f : 1.0f;
+    float r, a = qc_f32_from_bits(qc_f32_bits(x) & QC_F32_ABS);
+    if (qc_odd_unit_special(x, QCREF_ERF_ONE, &r))
+        return r;
     double d = qcref_erf_f64_core(a);
     float f = qc_f32_decided(d, d * qcref_erf_f64_bound((double)a)) ? (float)d : qcref_erff_accurate(a);
     return x < 0 ? -f : f;

@@ -150,7 +150,8 @@ static inline QC_HD void qc_dd_div(double ah, double al, double bh, double bl, d
 }
 
 /* fl32(h + l) for h >= 0, |l| <= 2^-40 h: which side of the midpoints near fl32(h) h + l lies on (h - mid
- * is exact where it is small: Sterbenz). h + l is never a midpoint for erf and tanh (transcendental). */
+ * is exact where it is small: Sterbenz). h + l is never a midpoint: 2^x, erf x and tanh x are irrational
+ * at every fp32 x an accurate path sees (2^x is rational only at integers, which the fast path decides). */
 static inline QC_HD float qc_f32_round_dd(double h, double l)
 {
     double dn, up;
@@ -171,6 +172,23 @@ static inline QC_HD int qc_f32_decided(double d, double w)
     return d - dn > w && up - d > w;
 }
 
+/* The inputs an odd function f with f(x) -> +-1 answers without evaluating (erf_cr.h, tanh_cr.h): NaN
+ * in, the same NaN quieted out (as qcref_expf); f(+-0) = +-0; +-1 for |x| >= one (+-Inf included).
+ * 1 with *r set for those, else 0. */
+static inline QC_HD int qc_odd_unit_special(float x, float one, float *r)
+{
+    uint32_t u = qc_f32_bits(x), m = u & QC_F32_ABS;
+    if (qc_bits_is_nan(u))
+        *r = qc_f32_from_bits(u | 0x00400000u);
+    else if (m == 0)
+        *r = x;
+    else if (qc_f32_from_bits(m) >= one)
+        *r = x < 0 ? -1.0f : 1.0f;
+    else
+        return 0;
+    return 1;
+}
+
 /* fl32(2^x) from the accurate path: which side of the midpoints near fl32(d) (h + l) 2^k lies on
  * (h 2^k - mid is exact where it is small: Sterbenz). */
 static inline QC_HD float qcref_exp2f_accurate(float x)
@@ -178,14 +196,7 @@ static inline QC_HD float qcref_exp2f_accurate(float x)
     double kd = ((double)x + 0x1.8p52) - 0x1.8p52, h, l;
     double two_k = qc_f64_from_bits((uint64_t)(1023 + (int)kd) << 52);
     qcref_exp2_dd((double)x - kd, &h, &l);
-    double hk = h * two_k, lk = l * two_k, dn, up;
-    float f = (float)hk;
-    qc_f32_mids(f, &dn, &up);
-    if ((hk - up) + lk > 0)
-        return qc_f32_from_bits(qc_f32_bits(f) + 1);
-    if ((hk - dn) + lk < 0)
-        return qc_f32_from_bits(qc_f32_bits(f) - 1);
-    return f;
+    return qc_f32_round_dd(h * two_k, l * two_k); /* exact scalings by 2^k */
 }
 
 /* 2^x correctly rounded: NaN in, the same NaN quieted out (as qcref_expf); 2^x >= 2^128 overflows
@@ -201,10 +212,8 @@ static inline QC_HD float qcref_exp2f(float x)
         return qc_f32_from_bits(QC_F32_INF);
     if (x <= -150.0f)
         return 0.0f;
-    double d = qcref_exp2_f64_core(x), dn, up, w = d * 0x1p-51;
-    float f = (float)d;
-    qc_f32_mids(f, &dn, &up);
-    return d - dn > w && up - d > w ? f : qcref_exp2f_accurate(x);
+    double d = qcref_exp2_f64_core(x);
+    return qc_f32_decided(d, d * 0x1p-51) ? (float)d : qcref_exp2f_accurate(x);
 }
 
 #ifdef __cplusplus
