@@ -60,6 +60,13 @@ static inline QC_HD void qc_two_prod(double a, double b, double *p, double *e)
     *e = ((ah * bh - *p) + ah * bl + al * bh) + al * bl;
 }
 
+/* s + e renormalised into *h + *l (Dekker's FastTwoSum: |s| >= |e|). */
+static inline QC_HD void qc_dd_norm(double s, double e, double *h, double *l)
+{
+    *h = s + e;
+    *l = e - (*h - s);
+}
+
 /* (*h + *l) := (*h + *l)(th + tl) + (ch + cl), a double-double Horner step (relative error near
  * 2^-100: the dropped *l tl and the roundings of the small terms). */
 static inline QC_HD void qc_dd_mul_add(double *h, double *l, double th, double tl, double ch, double cl)
@@ -68,9 +75,7 @@ static inline QC_HD void qc_dd_mul_add(double *h, double *l, double th, double t
     qc_two_prod(*h, th, &m, &me);
     me += *h * tl + *l * th;
     qc_two_sum(m, ch, &s, &se);
-    se += me + cl;
-    *h = s + se; /* |s| >> |se|: Dekker's FastTwoSum renormalises */
-    *l = se - (*h - s);
+    qc_dd_norm(s, se + (me + cl), h, l); /* |s| >> |se| */
 }
 
 /* 2^r = e^t as a double-double *h + *l to about 2^-95 relative, for |r| <= 1/2: t = r ln2 with
@@ -119,11 +124,6 @@ static inline QC_HD void qc_f32_mids(float f, double *dn, double *up)
 
 /* Double-double helpers for erf_cr.h and tanh_cr.h's accurate paths (each result normalised, relative
  * error a few 2^-104 with the Dekker and Knuth transformations above). */
-static inline QC_HD void qc_dd_norm(double s, double e, double *h, double *l)
-{
-    *h = s + e; /* Dekker's FastTwoSum: |s| >= |e| */
-    *l = e - (*h - s);
-}
 
 /* (ah + al) + (bh + bl). */
 static inline QC_HD void qc_dd_add(double ah, double al, double bh, double bl, double *h, double *l)
