@@ -63,6 +63,17 @@ uint32_t qck_emu_shfl(uint32_t v, int src, int width);
 int qck_emu_any(int p);
 #define QCK_ANY(p) qck_emu_any(p)
 
+/* PRMT: byte n of the result is byte (bits 4n..4n+2 of s) of the eight bytes of y:x (CUDA's
+ * __byte_perm, its default mode). */
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s)
+{
+    const unsigned long long b = (unsigned long long)y << 32 | x;
+    unsigned r = 0;
+    for (int n = 0; n < 4; n++)
+        r |= (unsigned)(b >> (8 * ((s >> (4 * n)) & 7)) & 0xFF) << (8 * n);
+    return r;
+}
+
 /* One block runs at a time on one OS thread: the atomics are plain read-modify-writes. */
 inline unsigned atomicMax(unsigned *p, unsigned v)
 {

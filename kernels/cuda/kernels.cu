@@ -304,9 +304,9 @@ template <int NW> QCK_D void qck_store_words(uint8_t *dst, const uint32_t *w)
 }
 
 /* The codes of N values y (vector t of a slot, or the whole slot with t = 0) into the slot's words
- * w (FP4: 8 nibbles per word, element j at bit 4 j; else 4 bytes per word): by the instruction or
- * fast encoder CK where the slot is clean, by the policy's software encoder where it is not
- * (qck_code2_any: the instruction only when it is the policy). */
+ * w (FP4: 8 nibbles per word, element j at bit 4 j; else 4 bytes per word): by the instruction CK
+ * where the slot is clean, by the policy's software encoder where it is not (qck_code2_any: the
+ * instruction only when it is the policy). FP4's clean slots take qck_pack_e2m1_clean. */
 template <int N, int CK>
 QCK_D void qck_pack_codes(const qck_quant_args &a, const qck_fmt &m, const float *y, int t, bool clean, uint32_t *w)
 {
@@ -315,8 +315,7 @@ QCK_D void qck_pack_codes(const qck_quant_args &a, const qck_fmt &m, const float
 #pragma unroll
         for (int k = 0; k < N; k++) {
             const int j = t * N + k;
-            w[j / 8] |= (CK == QCK_CK_E2M1_RNE && clean ? qck_e2m1_rne_sat(y[k]) : qck_encode_e2m1(y[k], a.p.cast))
-                        << (4 * (j % 8));
+            w[j / 8] |= qck_encode_e2m1(y[k], a.p.cast) << (4 * (j % 8));
         }
     } else {
 #pragma unroll
@@ -326,6 +325,41 @@ QCK_D void qck_pack_codes(const qck_quant_args &a, const qck_fmt &m, const float
                                : qck_code2_any<CK>(y[k], y[k + 1], m, a.p.cast, a.hw_exact))
                         << (8 * (j % 4));
         }
+    }
+}
+
+/* The sign bits of the FP4 codes of one 16-byte vector of bf16 / f16 inputs, element k's at bit
+ * 4k + 3: the inputs' top bytes gathered by PRMT (__byte_perm), the even elements' into one word and
+ * the odd ones' into another, then put in place with a shift and two masks. */
+QCK_D uint32_t qck_fp4_signs_u16(const uint4 &r)
+{
+    const uint32_t lo = __byte_perm(r.x, r.y, 0x7351), hi = __byte_perm(r.z, r.w, 0x7351);
+    const uint32_t even = __byte_perm(lo, hi, 0x5410), odd = __byte_perm(lo, hi, 0x7632);
+    return (odd & 0x80808080u) | (even >> 4 & 0x08080808u);
+}
+
+/* A clean slot's FP4 words under the fast encoder (qck_e2m1_mag_biased), element j at bits 4j..4j+3
+ * of word j / 8: the biased magnitude codes added at their nibbles (the sum minus the bias of each
+ * nibble is the codes side by side: each is below 8, so no carry crosses), the bias taken off once
+ * per word, then the signs. A clean slot's y has the sign of its input XOR the multiplier's (an IEEE
+ * product or quotient, flushed or not, clamped to +-m or not), so 16-bit inputs give theirs by PRMT;
+ * fp32 inputs give y's. */
+template <typename T, int V>
+QCK_D void qck_pack_e2m1_clean(const uint4 *r, float mult, const float *y, uint32_t *w)
+{
+    constexpr int E = V * qck_vec<T>::N, K = E < 8 ? E : 8;
+    constexpr uint32_t bias = QCK_E2M1_BIAS * (K == 8 ? 0x11111111u : 0x1111u);
+    const uint32_t flip = qck_bits(mult) >> 31 ? 0x88888888u : 0u;
+#pragma unroll
+    for (int q = 0; q < E / K; q++) {
+        uint32_t acc = 0, sign = 0;
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            acc += qck_e2m1_mag_biased(y[q * K + k]) << (4 * k);
+            if (sizeof(T) == 4)
+                sign |= (qck_bits(y[q * K + k]) >> 31) << (4 * k + 3);
+        }
+        w[q] = (acc - bias) | (sizeof(T) == 2 ? qck_fp4_signs_u16(r[q]) ^ flip : sign);
     }
 }
 
@@ -434,7 +468,10 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, float g, co
     if (qck_slot_clean(a, mx, op)) {
         float y[E];
         qck_scale_clean<T, V, CK>(a, op, r, y);
-        qck_pack_codes<E, CK>(a, m, y, 0, true, w);
+        if (CK == QCK_CK_E2M1_RNE)
+            qck_pack_e2m1_clean<T, V>(r, op.mult, y, w);
+        else
+            qck_pack_codes<E, CK>(a, m, y, 0, true, w);
     } else {
         qck_codes_exact<T, V, CK>(a, m, op, r, w);
     }

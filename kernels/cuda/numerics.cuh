@@ -411,19 +411,25 @@ QCK_HD uint32_t qck_encode_e2m1(float x, const qc_cast_policy &p)
 
 /* fp32 -> e2m1 for a y that is not NaN, ties to even, saturating, the sign of zero kept (the cast of
  * cvt.rn.satfinite.e2m1x2, formats.md §3.2; every e2m1 policy with those ties and zero sign agrees
- * on non-NaN input), without a branch: a = min(|y|, 6) saturates first (6 is e2m1's largest), then
- * e2m1's grid in a's binade, taken at least [1, 2) (below 1 the subnormal grid continues the one of
- * [1, 2)), is the ulp of M = 2^22, 2^23 or 2^24, so the sum a + M rounds a onto it with the tie to
- * the even grid point, and the sum's bits minus M's count grid steps: the code within the binade,
- * plus the binade's first code 0, 2 or 4. Both clamps are float min / max (FMNMX, |y| a free
- * operand modifier). numerics_check.cu compares it with the reference. */
-QCK_HD uint32_t qck_e2m1_rne_sat(float y)
+ * on non-NaN input), without a branch. qck_e2m1_mag_biased gives the magnitude's code plus
+ * QCK_E2M1_BIAS: a = min(|y|, 6) saturates first (6 is e2m1's largest); 2^b is the binade of
+ * max(a, 1) (b = 0, 1, 2; below 1 the subnormal grid continues the one of [1, 2)), where e2m1's grid
+ * is 2^(b-1); s = 2^(1-b) (the complement of 2^b's exponent field) makes a * s the count of grid
+ * steps, exactly, and one FMA rounds a * s + 2^23 to an integer (the ulp of 2^23 is 1) with the tie
+ * to the even count. The code is the count plus the binade's first code 2b (same parity, so the tie
+ * goes to the even code too): bits(2^23 + count) = 0x4B000000 + count and (2^b's bits >> 22) =
+ * 254 + 2b. Two FMNMX (|y| a free operand modifier), two LOP3, the FFMA and one LEA.HI; the FP4
+ * pack (kernels.cu) adds the biased codes at their nibbles and takes the bias off once per word.
+ * numerics_check.cu compares qck_e2m1_rne_sat with the reference. */
+#define QCK_E2M1_BIAS 0x4B0000FEu
+QCK_HD uint32_t qck_e2m1_mag_biased(float y)
 {
     const float a = fminf(fabsf(y), 6.0f);
-    const uint32_t e = qck_bits(fmaxf(a, 1.0f)) & 0x7F800000u; /* 2^floor(log2 a), at least 1 */
-    const uint32_t M = e + (22u << 23);
-    return (qck_bits(y) >> 28 & 8u) | (qck_bits(a + qck_float(M)) - M + ((e >> 22) - 0xFEu));
+    const uint32_t f = qck_bits(fmaxf(a, 1.0f)), e = f & 0x7F800000u, s = ~f & 0x7F800000u;
+    return qck_bits(qck_fma_rn(a, qck_float(s), 8388608.0f)) + (e >> 22);
 }
+
+QCK_HD uint32_t qck_e2m1_rne_sat(float y) { return (qck_bits(y) >> 28 & 8u) | (qck_e2m1_mag_biased(y) - QCK_E2M1_BIAS); }
 
 /* Does an e2m1 cast policy equal qck_e2m1_rne_sat on non-NaN input? */
 QCK_HD int qck_e2m1_rne_ok(const qc_cast_policy &p) { return p.ties == QC_TIES_EVEN && p.zero_sign == QC_ZERO_KEEP; }
