@@ -140,7 +140,8 @@ template <> QCK_D uint32_t qck_absmax_bits<uint16_t>(uint32_t acc)
     return ((acc >> 16) > (acc & 0xFFFFu) ? acc >> 16 : acc & 0xFFFFu) << 16;
 }
 
-/* Two byte codes, element lo in the low byte. */
+/* Two byte codes, element lo in the low byte: by the instruction CK, or (the host emulation, HIP) by
+ * the software encoder of its cast. */
 template <int CK>
 QCK_D uint32_t qck_code2(float lo, float hi, const qck_fmt &m, const qc_cast_policy &c)
 {
@@ -150,7 +151,8 @@ QCK_D uint32_t qck_code2(float lo, float hi, const qck_fmt &m, const qc_cast_pol
     if (CK == QCK_CK_E5M2_HW)
         return qck_cvt_e5m2x2(lo, hi);
 #endif
-    return qck_encode_minifloat(m, lo, c) | qck_encode_minifloat(m, hi, c) << 8;
+    const qc_cast_policy p = CK == QCK_CK_SOFT ? c : qck_hw_fp8_policy(c);
+    return qck_encode_minifloat(m, lo, p) | qck_encode_minifloat(m, hi, p) << 8;
 }
 
 /* The same where the instruction serves only clean slots: a slot that may hold NaN takes the
@@ -378,8 +380,10 @@ QCK_D void qck_scale_clean_as(const qck_quant_args &a, float mult, const uint4 *
             y[t * N + k] = qck_clamp_plain<CL>(qck_apply_clean<OPK>(qck_float(qck_elem_bits<T>(r[t], k)), mult), mx, nm);
 }
 
-/* saturated: the encoder saturates at a bound the clamp cannot lower (qck_e2m1_rne_sat, whose min(|y|,
- * 6) gives any clamp at or above 6 its result), so the clamp is left to it. */
+/* saturated: the encoder saturates at a bound the clamp cannot lower, so the clamp is left to it: to
+ * +-fmax, the format's largest, a clamp to +-m (or below m alone) with m >= fmax gives the encoder's
+ * result. qck_e2m1_rne_sat saturates by min(|y|, 6); cvt.rn.satfinite.e4m3x2 / e5m2x2 take finite
+ * overflow and +-Inf to +-448 / +-57344 (formats.md §13: all 2^32 inputs on the H200). */
 template <typename T, int V, int OPK>
 QCK_D void qck_scale_clean_op(const qck_quant_args &a, float mult, const uint4 *r, float *y, bool saturated)
 {
@@ -399,7 +403,8 @@ QCK_D void qck_scale_clean_op(const qck_quant_args &a, float mult, const uint4 *
 template <typename T, int V, int CK>
 QCK_D void qck_scale_clean(const qck_quant_args &a, const qck_elem_op &op, const uint4 *r, float *y)
 {
-    const bool saturated = CK == QCK_CK_E2M1_RNE && !(a.p.clamp_max < 6.0f);
+    const float fmax = CK == QCK_CK_E2M1_RNE ? 6.0f : CK == QCK_CK_E4M3_HW ? 448.0f : 57344.0f;
+    const bool saturated = CK != QCK_CK_SOFT && !(a.p.clamp_max < fmax);
     if (op.divide)
         qck_scale_clean_op<T, V, QCK_OPK_DIV>(a, op.mult, r, y, saturated);
     else if (op.ftz)

@@ -663,6 +663,15 @@ QCK_HD int qck_hw_fp8_ok(qc_format f, const qc_cast_policy &p)
            p.nan_sign == QC_NAN_CANONICAL && p.ties == QC_TIES_EVEN && p.zero_sign == QC_ZERO_KEEP;
 }
 
+/* The cast those instructions perform (the fields qck_hw_fp8_ok asks for), for a build without them:
+ * the host emulation and HIP run their clean slots through it. */
+QCK_HD qc_cast_policy qck_hw_fp8_policy(qc_cast_policy c)
+{
+    c.overflow = QC_OVERFLOW_SATFINITE, c.nan_sign = QC_NAN_CANONICAL, c.nan_code = QC_NANCODE_ONES;
+    c.ties = QC_TIES_EVEN, c.zero_sign = QC_ZERO_KEEP;
+    return c;
+}
+
 /* The same instructions give a recipe's codes on its clean slots (no NaN, values clamped into
  * [-clamp_max, clamp_max] within the format's finite range) whenever its cast rounds ties to even
  * and keeps the sign of zero: a cast policy acts on finite in-range values only through those two
