@@ -14,7 +14,7 @@ enum qck_cast_kind {
     QCK_CK_SOFT = 0,    /* qck_encode_minifloat under the cast policy */
     QCK_CK_E4M3_HW = 1, /* cvt.rn.satfinite.e4m3x2.f32 (group kernel: on clean slots, qck_hw_fp8_clean_ok) */
     QCK_CK_E5M2_HW = 2, /* cvt.rn.satfinite.e5m2x2.f32 */
-    QCK_CK_E2M1_RNE = 3 /* FP4 clean slots: qck_e2m1_rne_sat (qck_e2m1_rne_ok) */
+    QCK_CK_E2M1_RNE = 3 /* FP4 clean slots: qck_pack_e2m1_clean (qck_e2m1_rne_ok) */
 };
 
 /* How a kernel stores a scale. */
