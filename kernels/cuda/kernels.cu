@@ -189,9 +189,9 @@ QCK_D void qck_store_scale_f32(const qck_quant_args &a, int64_t i, int64_t j, fl
     }
 }
 
-QCK_D void qck_store_scale_u8(const qck_quant_args &a, int64_t i, int64_t j, uint32_t b)
+template <typename I> QCK_D void qck_store_scale_u8(const qck_quant_args &a, I i, I j, uint32_t b)
 {
-    int64_t o = a.scale_kind == QCK_SC_U8_SF ? qck_sf_offset(i, j, a.sf_cp, a.sf_tile) : i * a.tiles_c + j;
+    int64_t o = a.scale_kind == QCK_SC_U8_SF ? qck_sf_offset(i, j, a.sf_cp, a.sf_tile) : (int64_t)i * a.tiles_c + j;
     static_cast<uint8_t *>(a.scale)[o] = (uint8_t)b;
 }
 
@@ -199,10 +199,24 @@ QCK_D void qck_store_scale_u8(const qck_quant_args &a, int64_t i, int64_t j, uin
  * carries only its own scale math (code size: the instruction cache). */
 enum { QCK_FAM_ANY = 0, QCK_FAM_TG = 1, QCK_FAM_MX = 2, QCK_FAM_NV = 3 };
 
-/* The scale of tile (i, j) from its amax, stored when `store`, and its element operation; g is
- * nvfp4's global scale (a.dev_scale[0], read once per thread by the caller). */
-template <int FAM = QCK_FAM_ANY>
-QCK_D qck_elem_op qck_group_step(const qck_quant_args &a, float amax, int64_t i, int64_t j, bool store, float g)
+/* nvfp4's global scale as a thread holds it (a.dev_scale[0], read once): g, rcp.approx.ftz(g), and
+ * `finite`: the FAST order's block step may multiply plainly (qck_nv_fast_sf_value<true>) wherever
+ * the block's amax is finite, for every product of the step then has finite operands
+ * (qck_nv_g_normal, a.nv_fast_finite: the FAST order with the satfinite block-scale cast). */
+typedef struct qck_nv_g {
+    float g, rg;
+    bool finite;
+} qck_nv_g;
+
+QCK_D qck_nv_g qck_nv_g_of(const qck_quant_args &a, float g)
+{
+    const qck_nv_g G = {g, qck_rcp_approx(g), a.nv_fast_finite && qck_nv_g_normal(g)};
+    return G;
+}
+
+/* The scale of tile (i, j) from its amax, stored when `store`, and its element operation. */
+template <int FAM = QCK_FAM_ANY, typename I = int64_t>
+QCK_D qck_elem_op qck_group_step(const qck_quant_args &a, float amax, I i, I j, bool store, const qck_nv_g &G)
 {
     const qc_recipe_policy &p = a.p;
     const bool mx = FAM == QCK_FAM_MX ||
@@ -216,11 +230,15 @@ QCK_D qck_elem_op qck_group_step(const qck_quant_args &a, float amax, int64_t i,
         return qck_mx_op(E, amax, p);
     }
     if (FAM != QCK_FAM_TG && FAM != QCK_FAM_MX && nv) {
-        uint32_t sf = qck_encode_e4m3_sf(qck_nv_sf_value(p, amax, g), p.sf_cast);
-        float sfdec = qck_decode_e4m3fn(sf);
+        const bool finite = G.finite && (qck_bits(amax) & QCK_ABS) < QCK_INF;
+        const uint32_t sf = qck_encode_e4m3_sf(finite ? qck_nv_fast_sf_value<true>(amax, G.g)
+                                                      : qck_nv_sf_value(p, amax, G.g), p.sf_cast);
+        const float sfdec = qck_decode_e4m3fn(sf);
         if (store)
             qck_store_scale_u8(a, i, j, sf);
-        return qck_nv_op(p, amax, sfdec, g);
+        if (finite)
+            return qck_op_mul(qck_nv_fast_output_scale<true>(qck_nv_zero(p, amax, sfdec), sfdec, G.rg), 0);
+        return qck_nv_op(p, amax, sfdec, G.g);
     }
     float s = (a.recipe == QC_RECIPE_TENSOR && a.has_static) ? a.static_scale : qck_tiled_scale(amax, p, a.L);
     if (store)
@@ -436,12 +454,12 @@ QCK_D void qck_codes_exact(const qck_quant_args &a, const qck_fmt &m, const qck_
 /* One lane group's slot: amax, scale, codes of the V raw vectors each lane holds (E = V * N
  * elements). Every lane of the warp calls it (the shuffles). */
 template <typename T, int V, int CK, int FAM>
-QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, float g, const uint4 *r, int64_t gi, bool valid,
-                          int sub)
+QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_nv_g &G, const uint4 *r, uint32_t gi,
+                          bool valid, int sub)
 {
     constexpr int N = qck_vec<T>::N, E = V * N;
     const int lpg = a.lpg;
-    const int64_t ng = a.tiles_c, e0 = gi * a.tile_c + (int64_t)sub * E;
+    const int64_t e0 = (int64_t)gi * (uint32_t)a.tile_c + sub * E;
     /* amax: the largest magnitude bits. A NaN's bits are above Inf's, so one maximum over all bits
      * says whether the group holds one; only a warp where some group does takes the exact NaN
      * rules (warp-uniform: the shuffles need every lane). */
@@ -460,8 +478,8 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, float g, co
         if (mx > QCK_INF)
             amax = exact;
     }
-    const int64_t row = qck_fastdiv_div(a.groups_per_row, (uint32_t)gi), col = gi - row * ng;
-    const qck_elem_op op = qck_group_step<FAM>(a, amax, row, col, valid && sub == 0, g);
+    const uint32_t row = qck_fastdiv_div(a.groups_per_row, gi), col = gi - row * (uint32_t)a.tiles_c;
+    const qck_elem_op op = qck_group_step<FAM>(a, amax, row, col, valid && sub == 0, G);
     if (!valid)
         return;
     /* the codes: 4 per word (FP4: 8 nibbles per word); the clean path and the exact one are
@@ -529,31 +547,33 @@ __global__ void __launch_bounds__(QCK_THREADS) qck_group_kernel(const T *__restr
 {
     constexpr int N = qck_vec<T>::N, E = V * N;
     const qck_fmt m = qck_format(a.p.elem);
-    const float g = FAM == QCK_FAM_NV ? a.dev_scale[0] : 0.0f;
+    const qck_nv_g G = qck_nv_g_of(a, FAM == QCK_FAM_NV ? a.dev_scale[0] : 0.0f);
     const int lane = threadIdx.x & 31, lpg = a.lpg, gpw = 32 / lpg, sub = lane & (lpg - 1);
-    const int64_t total = a.rows * a.tiles_c, group = a.tile_c;
-    const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const int64_t nwarps = ((int64_t)gridDim.x * blockDim.x) >> 5, step = (int64_t)gpw * QCK_UNROLL;
-    for (int64_t base = warp * step; base < total; base += nwarps * step) { /* warp-uniform */
+    /* 32-bit group indices (qck_group_kernel_fits: fewer than 2^31 groups, so none wraps), 64-bit
+     * byte offsets */
+    const uint32_t total = (uint32_t)(a.rows * a.tiles_c), group_bytes = (uint32_t)a.tile_c * sizeof(T);
+    const uint32_t lane_bytes = sub * E * sizeof(T), warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const uint32_t nwarps = (gridDim.x * blockDim.x) >> 5, step = gpw * QCK_UNROLL;
+    for (uint32_t base = warp * step; base < total; base += nwarps * step) { /* warp-uniform */
         uint4 r[QCK_UNROLL][V];
-        int64_t gi[QCK_UNROLL];
+        uint32_t gi[QCK_UNROLL];
         bool valid[QCK_UNROLL];
 #pragma unroll
         for (int u = 0; u < QCK_UNROLL; u++) {
-            gi[u] = base + (int64_t)u * gpw + lane / lpg;
+            gi[u] = base + u * gpw + lane / lpg;
             valid[u] = gi[u] < total;
 #pragma unroll
             for (int t = 0; t < V; t++)
-                r[u][t] = qck_load_raw(x, (gi[u] * group + (int64_t)sub * E + t * N) * (int64_t)sizeof(T), valid[u]);
+                r[u][t] = qck_load_raw(x, (uint64_t)gi[u] * group_bytes + lane_bytes + t * 16, valid[u]);
         }
-        const int64_t ahead = base + QCK_PREFETCH * nwarps * step + lane / lpg;
+        const uint32_t ahead = base + QCK_PREFETCH * nwarps * step + lane / lpg;
         if (QCK_PREFETCH > 0 && ahead < total)
-            qck_prefetch_l2(x, (ahead * group + (int64_t)sub * E) * (int64_t)sizeof(T));
+            qck_prefetch_l2(x, (uint64_t)ahead * group_bytes + lane_bytes);
 #if !defined(QCK_HIP) /* hipcc 5.2 cannot unroll this loop of shuffles and votes (-Wpass-failed) */
 #pragma unroll
 #endif
         for (int u = 0; u < QCK_UNROLL; u++)
-            qck_group_slot<T, V, CK, FAM>(a, m, g, r[u], gi[u], valid[u], sub);
+            qck_group_slot<T, V, CK, FAM>(a, m, G, r[u], gi[u], valid[u], sub);
     }
 }
 
@@ -610,7 +630,7 @@ __global__ void __launch_bounds__(QCK_THREADS) qck_tile_kernel(const float *__re
             float amax = qck_float(s_max[0]);
             if (prop && k != QCK_NONE64)
                 amax = qck_float(qck_bits(x[(r0 + (int64_t)k / w) * a.cols + c0 + (int64_t)k % w]) & QCK_ABS);
-            s_op = qck_group_step(a, amax, ti, tj, true, a.recipe == QC_RECIPE_NVFP4 ? a.dev_scale[0] : 0.0f);
+            s_op = qck_group_step(a, amax, ti, tj, true, qck_nv_g_of(a, a.recipe == QC_RECIPE_NVFP4 ? a.dev_scale[0] : 0.0f));
         }
         __syncthreads();
         const qck_elem_op op = s_op;
@@ -730,8 +750,8 @@ static bool qck_group_kernel_fits(const qck_quant_args *a, int N)
     if (a->tile_c % N || a->cols % a->tile_c) /* a short last group goes to the tile kernel */
         return false;
     int64_t lanes = a->tile_c / N;
-    /* the groups' row by a 32-bit fast division */
-    return lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0 && a->rows * a->tiles_c < ((int64_t)1 << 32);
+    /* 32-bit group indices (their row by a 32-bit fast division) */
+    return lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0 && a->rows * a->tiles_c < ((int64_t)1 << 31);
 }
 
 /* The group kernel of this recipe family and cast: the hardware cvt where the policy is its own. */
@@ -786,6 +806,7 @@ gpuError_t qck_launch_quant(const qck_quant_args *in, const void *x, int x_bf16,
     qck_quant_args a = *in;
     const int64_t n = a.rows * a.cols;
     gpuError_t e;
+    a.nv_fast_finite = a.recipe == QC_RECIPE_NVFP4 && a.p.nv_order == QC_NVFP4_FAST && qck_hw_fp8_ok(QC_E4M3FN, a.p.sf_cast);
     if (a.tg_layout == QC_SL_PACKED_UE8M0 && (e = gpuMemsetAsync(a.bad, 0xFF, sizeof *a.bad, s)) != gpuSuccess)
         return e;
     if (a.recipe == QC_RECIPE_TENSOR || a.recipe == QC_RECIPE_NVFP4) {

@@ -35,6 +35,7 @@ typedef struct qck_quant_args {
     qck_fastdiv groups_per_row; /* group kernel: tiles_c, for a group index's row */
     int hw_exact;            /* group kernel: the cvt instruction is the cast policy (qck_hw_fp8_ok) */
     int clamp_plain;         /* group kernel: clean slots clamp by plain min / max (bound > 0) */
+    int nv_fast_finite;      /* nvfp4 FAST order, satfinite block scales: qck_nv_g (set by qck_launch_quant) */
     int fp4;                 /* e2m1 payload: two codes per byte, element 2i low */
     int scale_kind;
     qc_scale_layout tg_layout;

@@ -928,6 +928,38 @@ QCK_HD float qck_nv_gscale_out(const qc_recipe_policy &p, float g)
     return p.nan_canonical && qck_isnan(d) ? qck_float(0x7FFFFFFFu) : d;
 }
 
+/* The FAST order (flashinfer / TRT-LLM, formats.md §4.3): SFValue = g * (vecMax * rcp(6)), and the
+ * output scale rcp(SFValue decoded * rcp(g)), or 0 (qck_nv_zero); rcp is rcp.approx.ftz. Finite: the
+ * caller knows every operand finite (the group kernel's common case, qck_nv_g), so no product is
+ * NaN and the x86 NaN rules (qck_mul) have nothing to act on: plain multiplies. */
+template <bool Finite> QCK_HD float qck_mul_x86(float a, float b)
+{
+    return Finite ? qck_mul_rn(a, b) : qck_mul(a, b);
+}
+template <bool Finite = false> QCK_HD float qck_nv_fast_sf_value(float vecmax, float g)
+{
+    return qck_mul_x86<Finite>(g, qck_mul_x86<Finite>(vecmax, qck_rcp_approx(6.0f)));
+}
+template <bool Finite = false> QCK_HD float qck_nv_fast_output_scale(int zero, float sfdec, float rcp_g)
+{
+    return zero ? 0.0f : qck_rcp_approx(qck_mul_x86<Finite>(sfdec, rcp_g));
+}
+
+/* Whether g lets the FAST order's step take Finite = true for a block with a finite amax: g normal
+ * and finite, so rcp.approx.ftz(g) is finite too (the block scale's cast must also never give the
+ * NaN code: qck_hw_fp8_ok's satfinite cast). */
+QCK_HD int qck_nv_g_normal(float g)
+{
+    const uint32_t m = qck_bits(g) & QCK_ABS;
+    return m >= 0x00800000u && m < QCK_INF;
+}
+
+/* Whether a block's output scale is 0: by its decoded scale or by its amax (nvfp4.c, nv_zero). */
+QCK_HD int qck_nv_zero(const qc_recipe_policy &p, float vecmax, float sfdec)
+{
+    return p.nv_zero == QC_ZERO_SFVALUE ? sfdec == 0.0f : vecmax == 0.0f;
+}
+
 QCK_HD float qck_nv_sf_value(const qc_recipe_policy &p, float vecmax, float g)
 {
     switch (p.nv_order) {
@@ -938,13 +970,13 @@ QCK_HD float qck_nv_sf_value(const qc_recipe_policy &p, float vecmax, float g)
         return qck_isnan(v) ? v : v < 0.015625f ? 0.015625f : v > 448.0f ? 448.0f : v;
     }
     default:
-        return qck_mul(g, qck_mul(vecmax, qck_rcp_approx(6.0f)));
+        return qck_nv_fast_sf_value(vecmax, g);
     }
 }
 
 QCK_HD float qck_nv_output_scale(const qc_recipe_policy &p, float vecmax, float sfdec, float g)
 {
-    int zero = p.nv_zero == QC_ZERO_SFVALUE ? sfdec == 0.0f : vecmax == 0.0f;
+    int zero = qck_nv_zero(p, vecmax, sfdec);
     switch (p.nv_order) {
     case QC_NVFP4_TORCHAO: /* nvfp4.c: torch's NaN bits (the GPU's own NaN gives the same code) */
         return qck_div(qck_div(1.0f, g), qck_isnan(sfdec) ? qck_float(QC_TORCH_E4M3_NAN) : sfdec);
@@ -955,7 +987,7 @@ QCK_HD float qck_nv_output_scale(const qc_recipe_policy &p, float vecmax, float 
         return o > flt_max ? flt_max : o;
     }
     default:
-        return zero ? 0.0f : qck_rcp_approx(qck_mul(sfdec, qck_rcp_approx(g)));
+        return qck_nv_fast_output_scale(zero, sfdec, qck_rcp_approx(g));
     }
 }
 
@@ -1002,12 +1034,13 @@ QCK_HD int qck_policy_needs_rcp(qc_recipe r, const qc_recipe_policy &p)
 }
 
 /* Layout-map offsets of the block-scale swizzles (docs/spec/layouts.md §1): the byte of scale
- * (r, c) with Cp = pad(C, 4) columns; tile 128 (sf128x4, block_scale_interleave) or 8 (sf8x4). */
-QCK_HD int64_t qck_sf_offset(int64_t r, int64_t c, int64_t Cp, int tile)
+ * (r, c) with Cp = pad(C, 4) columns; tile 128 (sf128x4, block_scale_interleave) or 8 (sf8x4). I:
+ * int64_t, or the group kernel's uint32_t (shifts and masks, no signed-division fixups). */
+template <typename I> QCK_HD int64_t qck_sf_offset(I r, I c, int64_t Cp, int tile)
 {
     if (tile == 8)
-        return (r / 8) * (Cp / 4) * 32 + (c / 4) * 32 + (r % 8) * 4 + c % 4;
-    return (r / 128) * (Cp / 4) * 512 + (c / 4) * 512 + (r % 32) * 16 + ((r % 128) / 32) * 4 + c % 4;
+        return (int64_t)(r / 8) * (Cp / 4) * 32 + (int64_t)(c / 4) * 32 + (r % 8) * 4 + c % 4;
+    return (int64_t)(r / 128) * (Cp / 4) * 512 + (int64_t)(c / 4) * 512 + (r % 32) * 16 + ((r % 128) / 32) * 4 + c % 4;
 }
 
 QCK_HD void qck_sf_coords(int64_t o, int64_t Cp, int tile, int64_t *r, int64_t *c)

@@ -595,6 +595,43 @@ static void check_fast_fp4(void)
     printf("fast fp4: e2m1 of %d distinct policies on %ld values each, e4m3 decode of 256 codes\n", np, values / (np ? np : 1));
 }
 
+/* The group kernel's nvfp4 step without the NaN rules (kernels.cu qck_group_step, Finite = true)
+ * against the step with them, on the condition the kernel takes it: the FAST order, the satfinite
+ * block-scale cast, qck_nv_g_normal(g) and a finite amax. g and amax of every kind (zero, subnormal,
+ * Inf, NaN, near the e4m3 codes' midpoints), so a condition too wide shows as a mismatch. */
+static void check_nv_fast_finite(void)
+{
+    long pairs = 0, lean = 0;
+    for (int pi = 0; pi < qc_recipe_profile_count(); pi++) {
+        const qc_recipe_profile *rp = qc_recipe_profile_at(pi);
+        qc_recipe_policy p = qc_recipe_profile_policy(rp, QC_E2M1, 0);
+        if (rp->recipe != QC_RECIPE_NVFP4 || p.nv_order != QC_NVFP4_FAST || !qck_hw_fp8_ok(QC_E4M3FN, p.sf_cast))
+            continue;
+        for (int n = 0; n < 400000; n++, pairs++) {
+            float amax = fl(sample[next32() % nsample] & QCK_ABS);
+            float g = next32() % 4 ? fl(sample[next32() % nsample]) : 2688.0f / fl(sample[next32() % nsample] & QCK_ABS);
+            if (!qck_nv_g_normal(g) || (bi(amax) & QCK_ABS) >= QCK_INF)
+                continue;
+            lean++;
+            uint32_t sf = qck_encode_e4m3_sf(qck_nv_sf_value(p, amax, g), p.sf_cast);
+            uint32_t sf_lean = qck_encode_e4m3_sf(qck_nv_fast_sf_value<true>(amax, g), p.sf_cast);
+            float sfdec = qck_decode_e4m3fn(sf), out = qck_nv_output_scale(p, amax, sfdec, g);
+            float out_lean = qck_nv_fast_output_scale<true>(qck_nv_zero(p, amax, sfdec), sfdec, qck_rcp_approx(g));
+            /* the condition's claim itself: no product of the step is NaN (this host's multiply follows
+             * the x86 NaN rules, so equal results alone would not show a NaN the GPU gives otherwise) */
+            float p1 = amax * qck_rcp_approx(6.0f), p2 = g * p1, p3 = sfdec * qck_rcp_approx(g);
+            if (p1 != p1 || p2 != p2 || p3 != p3 || sf != sf_lean || bi(out) != bi(out_lean)) {
+                char b[200];
+                snprintf(b, sizeof b, "nvfp4 step without NaN rules (%s): amax 0x%08x g 0x%08x: sf 0x%02x/0x%02x, scale 0x%08x/0x%08x",
+                         rp->name, bi(amax), bi(g), sf, sf_lean, bi(out), bi(out_lean));
+                report(b);
+            }
+        }
+    }
+    printf("nvfp4 FAST step without the NaN rules: %ld of %ld (amax, g) pairs on its condition, equal to the full step\n",
+           lean, pairs);
+}
+
 /* ---------------------------------------------------------------- exact sums */
 
 /* One dot a . b + bias three ways: the device's fixed-point accumulator (exact_sum.cuh), MPFR
@@ -676,6 +713,7 @@ int main(void)
     check_fastdiv();
     check_clean_cvt();
     check_fast_fp4();
+    check_nv_fast_finite();
     check_minifloat_casts();
     check_e8m0(&L);
     check_libm(&L);
