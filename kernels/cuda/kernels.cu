@@ -520,8 +520,10 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
  * 0.53. The macros let a benchmark build try other shapes. QCK_UNROLL: slots per lane and
  * iteration, their loads issued together; QCK_GROUP_VMAX, QCK_NVFP4_VMAX: the most vectors of a
  * group per lane (1, 2 or 4); QCK_PREFETCH: how many iterations ahead the L2 prefetch asks (0: none);
- * QCK_LOAD_HINT (qck_load_raw) and QCK_GRID_PER_SM (qck_grid), not yet measured. kernels/cuda/
- * bench-variants.sh builds such variants and their runner. */
+ * QCK_LOAD_HINT (qck_load_raw) and QCK_GRID_PER_SM (qck_grid), not yet measured; QCK_NV_MIN_BLOCKS:
+ * at least that many blocks per SM for the nvfp4 instantiations (ptxas gives the bf16 one 64
+ * registers, 4 blocks; 5 asks for 48, which it meets without spilling), not yet measured.
+ * kernels/cuda/bench-variants.sh builds such variants and their runner. */
 #ifndef QCK_UNROLL
 #define QCK_UNROLL 1
 #endif
@@ -542,8 +544,12 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
 
 /* V 16-byte vectors of one group per lane: the group's amax, scale and shuffles are paid once per
  * V * N elements. */
+#ifndef QCK_NV_MIN_BLOCKS
+#define QCK_NV_MIN_BLOCKS 1
+#endif
 template <typename T, int CK, int FAM, int V>
-__global__ void __launch_bounds__(QCK_THREADS) qck_group_kernel(const T *__restrict__ x, qck_quant_args a)
+__global__ void __launch_bounds__(QCK_THREADS, FAM == QCK_FAM_NV ? QCK_NV_MIN_BLOCKS : 1)
+    qck_group_kernel(const T *__restrict__ x, qck_quant_args a)
 {
     constexpr int N = qck_vec<T>::N, E = V * N;
     const qck_fmt m = qck_format(a.p.elem);
