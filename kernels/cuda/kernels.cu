@@ -522,7 +522,8 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
  * group per lane (1, 2 or 4); QCK_PREFETCH: how many iterations ahead the L2 prefetch asks (0: none);
  * QCK_LOAD_HINT (qck_load_raw) and QCK_GRID_PER_SM (qck_grid), not yet measured; QCK_NV_MIN_BLOCKS:
  * at least that many blocks per SM for the nvfp4 instantiations (ptxas gives the bf16 one 64
- * registers, 4 blocks; 5 asks for 48, which it meets without spilling), not yet measured.
+ * registers, 4 blocks; 5 asks for 48, which it meets without spilling; on an H100 5 gave nothing and
+ * 6 gave nvfp4 two points: docs/notes/h100/cuda_run_2026-12-06b.log), waiting for an H200 run.
  * kernels/cuda/bench-variants.sh builds such variants and their runner. */
 #ifndef QCK_UNROLL
 #define QCK_UNROLL 1
