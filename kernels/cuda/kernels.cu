@@ -521,9 +521,10 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
  * iteration, their loads issued together; QCK_GROUP_VMAX, QCK_NVFP4_VMAX: the most vectors of a
  * group per lane (1, 2 or 4); QCK_PREFETCH: how many iterations ahead the L2 prefetch asks (0: none);
  * QCK_LOAD_HINT (qck_load_raw) and QCK_GRID_PER_SM (qck_grid), not yet measured; QCK_NV_MIN_BLOCKS:
- * at least that many blocks per SM for the nvfp4 instantiations (ptxas gives the bf16 one 64
- * registers, 4 blocks; 5 asks for 48, which it meets without spilling; on an H100 5 gave nothing and
- * 6 gave nvfp4 two points: docs/notes/h100/cuda_run_2026-12-06b.log), waiting for an H200 run.
+ * at least that many blocks per SM for the nvfp4 instantiations. Left to itself ptxas gives the bf16
+ * one 64 registers (4 blocks); 6 asks for 40, met without spilling, and on two H100s took nvfp4
+ * from 0.805 to 0.822 and from 0.770 to 0.824 of the copy (5 gave nothing; docs/notes/h100/
+ * cuda_run_2026-12-06b.log, cuda_run_2026-12-06c.log); not yet measured on an H200.
  * kernels/cuda/bench-variants.sh builds such variants and their runner. */
 #ifndef QCK_UNROLL
 #define QCK_UNROLL 1
@@ -546,7 +547,7 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
 /* V 16-byte vectors of one group per lane: the group's amax, scale and shuffles are paid once per
  * V * N elements. */
 #ifndef QCK_NV_MIN_BLOCKS
-#define QCK_NV_MIN_BLOCKS 1
+#define QCK_NV_MIN_BLOCKS 6
 #endif
 template <typename T, int CK, int FAM, int V>
 __global__ void __launch_bounds__(QCK_THREADS, FAM == QCK_FAM_NV ? QCK_NV_MIN_BLOCKS : 1)
@@ -766,8 +767,10 @@ template <typename T, int V>
 static void (*qck_group_pick(const qck_quant_args &a))(const T *, qck_quant_args)
 {
     const bool hw = !a.fp4 && (a.hw_exact || qck_hw_fp8_clean_ok(a.p)), e2m1 = a.fp4 && qck_e2m1_rne_ok(a.p.cast);
-    if (a.recipe == QC_RECIPE_NVFP4)
-        return e2m1 ? qck_group_kernel<T, QCK_CK_E2M1_RNE, QCK_FAM_NV, V> : qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_NV, V>;
+    if constexpr (V <= QCK_NVFP4_VMAX) /* qck_group_launch gives nvfp4 no more vectors */
+        if (a.recipe == QC_RECIPE_NVFP4)
+            return e2m1 ? qck_group_kernel<T, QCK_CK_E2M1_RNE, QCK_FAM_NV, V>
+                        : qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_NV, V>;
     if (e2m1)
         return a.recipe >= QC_RECIPE_MXFP8 ? qck_group_kernel<T, QCK_CK_E2M1_RNE, QCK_FAM_MX, V>
                                            : qck_group_kernel<T, QCK_CK_E2M1_RNE, QCK_FAM_TG, V>;
