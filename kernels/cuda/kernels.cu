@@ -523,8 +523,8 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
  * QCK_LOAD_HINT (qck_load_raw) and QCK_GRID_PER_SM (qck_grid), not yet measured; QCK_NV_MIN_BLOCKS:
  * at least that many blocks per SM for the nvfp4 instantiations. Left to itself ptxas gives the bf16
  * one 64 registers (4 blocks); 6 asks for 40, met without spilling, and on two H100s took nvfp4
- * from 0.805 to 0.822 and from 0.770 to 0.824 of the copy (5 gave nothing; docs/notes/h100/
- * cuda_run_2026-12-06b.log, cuda_run_2026-12-06c.log); not yet measured on an H200.
+ * from 0.805 to 0.822 and from 0.770 to 0.824 of the copy (5 gave nothing; 8 asks for 32, spills and
+ * gave 0.673; docs/notes/h100/cuda_run_2026-12-06b.log to -06e.log); not yet measured on an H200.
  * kernels/cuda/bench-variants.sh builds such variants and their runner. */
 #ifndef QCK_UNROLL
 #define QCK_UNROLL 1
