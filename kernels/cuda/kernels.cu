@@ -538,6 +538,9 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
 #ifndef QCK_NVFP4_VMAX
 #define QCK_NVFP4_VMAX 2
 #endif
+#ifndef QCK_NV_MIN_BLOCKS
+#define QCK_NV_MIN_BLOCKS 6
+#endif
 #if QCK_GROUP_VMAX >= 4 || QCK_NVFP4_VMAX >= 4
 #define QCK_V4 4
 #else
@@ -546,9 +549,6 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
 
 /* V 16-byte vectors of one group per lane: the group's amax, scale and shuffles are paid once per
  * V * N elements. */
-#ifndef QCK_NV_MIN_BLOCKS
-#define QCK_NV_MIN_BLOCKS 6
-#endif
 template <typename T, int CK, int FAM, int V>
 __global__ void __launch_bounds__(QCK_THREADS, FAM == QCK_FAM_NV ? QCK_NV_MIN_BLOCKS : 1)
     qck_group_kernel(const T *__restrict__ x, qck_quant_args a)
