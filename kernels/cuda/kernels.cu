@@ -363,8 +363,9 @@ QCK_D uint32_t qck_fp4_signs_u16(const uint4 &r)
  * nibble is the codes side by side: each is below 8, so no carry crosses), the bias taken off once
  * per word, then the signs. A clean slot's y has the sign of its input XOR the multiplier's (an IEEE
  * product or quotient, flushed or not, clamped to +-m or not), so 16-bit inputs give theirs by PRMT;
- * fp32 inputs give y's. */
-template <typename T, int V>
+ * fp32 inputs give y's. Sat: the encoder saturates each |y| at 6; the caller leaves it out where the
+ * slot's largest |y| is below 7 (qck_e2m1_unsat). */
+template <typename T, int V, bool Sat>
 QCK_D void qck_pack_e2m1_clean(const uint4 *r, float mult, const float *y, uint32_t *w)
 {
     constexpr int E = V * qck_vec<T>::N, K = E < 8 ? E : 8;
@@ -375,7 +376,7 @@ QCK_D void qck_pack_e2m1_clean(const uint4 *r, float mult, const float *y, uint3
         uint32_t acc = 0, sign = 0;
 #pragma unroll
         for (int k = 0; k < K; k++) {
-            acc += qck_e2m1_mag_biased(y[q * K + k]) << (4 * k);
+            acc += qck_e2m1_mag_biased<Sat>(y[q * K + k]) << (4 * k);
             if (sizeof(T) == 4)
                 sign |= (qck_bits(y[q * K + k]) >> 31) << (4 * k + 3);
         }
@@ -451,6 +452,15 @@ QCK_D void qck_codes_exact(const qck_quant_args &a, const qck_fmt &m, const qck_
     }
 }
 
+/* Whether no |y| of a clean slot reaches 7, so that the e2m1 encoder may leave out its saturation:
+ * the op is one IEEE product or quotient of each element by the same multiplier (monotonic in |x|;
+ * a flushed product is no larger, a plain clamp only lowers |y|), so the largest |y| is at most the
+ * op of the amax. */
+QCK_D bool qck_e2m1_unsat(const qck_elem_op &op, float amax)
+{
+    return fabsf(op.divide ? qck_div_rn(amax, op.mult) : qck_mul_rn(amax, op.mult)) < 7.0f;
+}
+
 /* One lane group's slot: amax, scale, codes of the V raw vectors each lane holds (E = V * N
  * elements). Every lane of the warp calls it (the shuffles). */
 template <typename T, int V, int CK, int FAM>
@@ -491,8 +501,10 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
     if (qck_slot_clean(a, mx, op)) {
         float y[E];
         qck_scale_clean<T, V, CK>(a, op, r, y);
-        if (CK == QCK_CK_E2M1_RNE)
-            qck_pack_e2m1_clean<T, V>(r, op.mult, y, w);
+        if (CK == QCK_CK_E2M1_RNE && qck_e2m1_unsat(op, amax))
+            qck_pack_e2m1_clean<T, V, false>(r, op.mult, y, w);
+        else if (CK == QCK_CK_E2M1_RNE)
+            qck_pack_e2m1_clean<T, V, true>(r, op.mult, y, w);
         else
             qck_pack_codes<E, CK>(a, m, y, 0, true, w);
     } else {

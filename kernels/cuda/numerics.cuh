@@ -409,27 +409,42 @@ QCK_HD uint32_t qck_encode_e2m1(float x, const qc_cast_policy &p)
     return (b >> 31) << 3 | c;
 }
 
-/* fp32 -> e2m1 for a y that is not NaN, ties to even, saturating, the sign of zero kept (the cast of
- * cvt.rn.satfinite.e2m1x2, formats.md §3.2; every e2m1 policy with those ties and zero sign agrees
- * on non-NaN input), without a branch. qck_e2m1_mag_biased gives the magnitude's code plus
- * QCK_E2M1_BIAS: a = min(|y|, 6) saturates first (6 is e2m1's largest); 2^b is the binade of
- * max(a, 1) (b = 0, 1, 2; below 1 the subnormal grid continues the one of [1, 2)), where e2m1's grid
- * is 2^(b-1); s = 2^(1-b) (the complement of 2^b's exponent field) makes a * s the count of grid
- * steps, exactly, and one FMA rounds a * s + 2^23 to an integer (the ulp of 2^23 is 1) with the tie
- * to the even count. The code is the count plus the binade's first code 2b (same parity, so the tie
- * goes to the even code too): bits(2^23 + count) = 0x4B000000 + count and (2^b's bits >> 22) =
- * 254 + 2b. Two FMNMX (|y| a free operand modifier), two LOP3, the FFMA and one LEA.HI; the FP4
- * pack (kernels.cu) adds the biased codes at their nibbles and takes the bias off once per word.
- * numerics_check.cu compares qck_e2m1_rne_sat with the reference. */
-#define QCK_E2M1_BIAS 0x4B0000FEu
-QCK_HD uint32_t qck_e2m1_mag_biased(float y)
+/* The least of three unsigned words: one VIMNMX3 on sm_90 (a DPX instruction). */
+QCK_HD uint32_t qck_min3_u32(uint32_t a, uint32_t b, uint32_t c)
 {
-    const float a = fminf(fabsf(y), 6.0f);
-    const uint32_t f = qck_bits(fmaxf(a, 1.0f)), e = f & 0x7F800000u, s = ~f & 0x7F800000u;
-    return qck_bits(qck_fma_rn(a, qck_float(s), 8388608.0f)) + (e >> 22);
+#if defined(QCK_PTX)
+    return __vimin3_u32(a, b, c);
+#else
+    const uint32_t m = a < b ? a : b;
+    return m < c ? m : c;
+#endif
 }
 
-QCK_HD uint32_t qck_e2m1_rne_sat(float y) { return (qck_bits(y) >> 28 & 8u) | (qck_e2m1_mag_biased(y) - QCK_E2M1_BIAS); }
+/* fp32 -> e2m1 for a y that is not NaN, ties to even, saturating, the sign of zero kept (the cast of
+ * cvt.rn.satfinite.e2m1x2, formats.md §3.2; every e2m1 policy with those ties and zero sign agrees
+ * on non-NaN input), without a branch and mostly on the FMA pipe. qck_e2m1_mag_biased gives the
+ * magnitude's code plus QCK_E2M1_BIAS. e2m1's grid is 0.5 on [0, 2), 1 on [2, 4) and 2 on [4, 6], so
+ * the code of a = |y| is 2a, a + 2 or a / 2 + 4 rounded to an integer on those ranges, and the least
+ * of the three everywhere below 7 (each line lies above the others outside its range); one FMA or
+ * add of 2^23 rounds each, ties to even (the ulp of 2^23 is 1; the offsets 0, 2 and 4 are even, so
+ * the tie goes to the even code), and its bits are 2^23's plus the rounded value. Sat: a =
+ * min(|y|, 6) first (6 is e2m1's largest), for any y; without it the caller knows |y| < 7 (7 would
+ * give 8). Checked on every fp32 >= 0 of both kinds against the comparison encoder while written;
+ * numerics_check.cu compares both with the reference. Three FFMA/FADD (|y| a free operand modifier)
+ * and one VIMNMX3, and an FMNMX when Sat; the FP4 pack (kernels.cu) adds the biased codes at their
+ * nibbles and takes the bias off once per word. */
+#define QCK_E2M1_BIAS 0x4B000000u
+template <bool Sat = true> QCK_HD uint32_t qck_e2m1_mag_biased(float y)
+{
+    const float a = Sat ? fminf(fabsf(y), 6.0f) : fabsf(y);
+    return qck_min3_u32(qck_bits(qck_fma_rn(a, 2.0f, 8388608.0f)), qck_bits(qck_add_rn(a, 8388610.0f)),
+                        qck_bits(qck_fma_rn(a, 0.5f, 8388612.0f)));
+}
+
+template <bool Sat = true> QCK_HD uint32_t qck_e2m1_rne_sat(float y)
+{
+    return (qck_bits(y) >> 28 & 8u) | (qck_e2m1_mag_biased<Sat>(y) - QCK_E2M1_BIAS);
+}
 
 /* Does an e2m1 cast policy equal qck_e2m1_rne_sat on non-NaN input? */
 QCK_HD int qck_e2m1_rne_ok(const qc_cast_policy &p) { return p.ties == QC_TIES_EVEN && p.zero_sign == QC_ZERO_KEEP; }
