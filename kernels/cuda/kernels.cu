@@ -191,7 +191,12 @@ QCK_D void qck_store_scale_f32(const qck_quant_args &a, int64_t i, int64_t j, fl
 
 template <typename I> QCK_D void qck_store_scale_u8(const qck_quant_args &a, I i, I j, uint32_t b)
 {
-    int64_t o = a.scale_kind == QCK_SC_U8_SF ? qck_sf_offset(i, j, a.sf_cp, a.sf_tile) : (int64_t)i * a.tiles_c + j;
+    int64_t o;
+    if constexpr (sizeof(I) == 4) /* the group kernel's indices */
+        o = a.scale_kind == QCK_SC_U8_SF ? (int64_t)qck_sf_offset_u32(i, j, (uint64_t)a.sf_cp, a.sf_tile)
+                                         : (int64_t)((uint64_t)i * (uint64_t)a.tiles_c + j);
+    else
+        o = a.scale_kind == QCK_SC_U8_SF ? qck_sf_offset(i, j, a.sf_cp, a.sf_tile) : (int64_t)i * a.tiles_c + j;
     static_cast<uint8_t *>(a.scale)[o] = (uint8_t)b;
 }
 
@@ -230,14 +235,17 @@ QCK_D qck_elem_op qck_group_step(const qck_quant_args &a, float amax, I i, I j, 
         return qck_mx_op(E, amax, p);
     }
     if (FAM != QCK_FAM_TG && FAM != QCK_FAM_MX && nv) {
-        const bool finite = G.finite && (qck_bits(amax) & QCK_ABS) < QCK_INF;
-        const uint32_t sf = qck_encode_e4m3_sf(finite ? qck_nv_fast_sf_value<true>(amax, G.g)
-                                                      : qck_nv_sf_value(p, amax, G.g), p.sf_cast);
+        if (G.finite && (qck_bits(amax) & QCK_ABS) < QCK_INF) { /* the lean step: qck_nv_g */
+            const uint32_t sf = qck_encode_e4m3_satfinite(qck_nv_fast_sf_value<true>(amax, G.g), p.sf_cast);
+            const float sfdec = qck_decode_e4m3fn_finite(sf);
+            if (store)
+                qck_store_scale_u8(a, i, j, sf);
+            return qck_op_mul(qck_nv_fast_output_scale<true>(qck_nv_zero(p, amax, sfdec), sfdec, G.rg), 0);
+        }
+        const uint32_t sf = qck_encode_e4m3_sf(qck_nv_sf_value(p, amax, G.g), p.sf_cast);
         const float sfdec = qck_decode_e4m3fn(sf);
         if (store)
             qck_store_scale_u8(a, i, j, sf);
-        if (finite)
-            return qck_op_mul(qck_nv_fast_output_scale<true>(qck_nv_zero(p, amax, sfdec), sfdec, G.rg), 0);
         return qck_nv_op(p, amax, sfdec, G.g);
     }
     float s = (a.recipe == QC_RECIPE_TENSOR && a.has_static) ? a.static_scale : qck_tiled_scale(amax, p, a.L);

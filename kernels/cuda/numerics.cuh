@@ -460,6 +460,12 @@ QCK_HD float qck_decode_e4m3fn(uint32_t code)
     return qck_float(sign | (code & 0x7Fu) << 20) * 0x1p120f;
 }
 
+/* The same for a code that is not NaN (a satfinite cast never gives 0x7F / 0xFF). */
+QCK_HD float qck_decode_e4m3fn_finite(uint32_t code)
+{
+    return qck_float((code & 0x80u) << 24 | (code & 0x7Fu) << 20) * 0x1p120f;
+}
+
 /* A minifloat code -> fp32, exact; NaN codes of 8 bits and fewer give sign | 0x7FC00000 (ml_dtypes'
  * widening), bf16/f16 NaN keep their payload shifted (the IEEE widening). */
 QCK_HD float qck_decode_minifloat(const qck_fmt &m, uint32_t code)
@@ -1024,6 +1030,18 @@ QCK_HD uint32_t qck_encode_e4m3_sf(float v, const qc_cast_policy &p)
     return qck_encode_minifloat(qck_format(QC_E4M3FN), v, p);
 }
 
+/* The same where the caller knows the sf cast is that policy (qck_hw_fp8_ok: the FAST step's lean
+ * condition), so the instruction needs no check of it. */
+QCK_HD uint32_t qck_encode_e4m3_satfinite(float v, const qc_cast_policy &p)
+{
+#if defined(QCK_PTX)
+    (void)p;
+    return qck_cvt_e4m3x2(v, 0.0f) & 0xFFu;
+#else
+    return qck_encode_minifloat(qck_format(QC_E4M3FN), v, p);
+#endif
+}
+
 /* A power-of-two scale's e8m0 byte for the packed_ue8m0 layout, or -1 (recipes/scale_layout.c's
  * rule: 2^-127 is byte 0; zero, Inf, NaN and non-powers of two have none). */
 QCK_HD int qck_pow2_byte(float s)
@@ -1056,6 +1074,15 @@ template <typename I> QCK_HD int64_t qck_sf_offset(I r, I c, int64_t Cp, int til
     if (tile == 8)
         return (int64_t)(r / 8) * (Cp / 4) * 32 + (int64_t)(c / 4) * 32 + (r % 8) * 4 + c % 4;
     return (int64_t)(r / 128) * (Cp / 4) * 512 + (int64_t)(c / 4) * 512 + (r % 32) * 16 + ((r % 128) / 32) * 4 + c % 4;
+}
+
+/* qck_sf_offset of the group kernel's 32-bit indices, with Cp a multiple of 4 (the swizzles pad to
+ * it): the two products in 64 bits (a very wide grid overflows 32), no signed division. */
+QCK_HD uint64_t qck_sf_offset_u32(uint32_t r, uint32_t c, uint64_t Cp, int tile)
+{
+    if (tile == 8)
+        return (uint64_t)(r >> 3) * (Cp * 8) + (uint64_t)(c >> 2) * 32 + ((r & 7) << 2 | (c & 3));
+    return (uint64_t)(r >> 7) * (Cp * 128) + (uint64_t)(c >> 2) * 512 + ((r & 31) << 4 | (r >> 5 & 3) << 2 | (c & 3));
 }
 
 QCK_HD void qck_sf_coords(int64_t o, int64_t Cp, int tile, int64_t *r, int64_t *c)

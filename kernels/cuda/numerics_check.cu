@@ -477,6 +477,32 @@ static void check_arith(void)
     printf("arith: division modes, reciprocals and products on %zu pairs\n", nsample / 3);
 }
 
+/* qck_sf_offset_u32 (the group kernel's) against qck_sf_offset for both tiles: every (r, c) of a
+ * small grid, and random ones on grids up to 2^31 rows or columns (32-bit products would wrap). */
+static void check_sf_offset_u32(void)
+{
+    long n = 0;
+    for (int tile = 8; tile <= 128; tile += 120)
+        for (int k = 0; k < 300000; k++, n++) {
+            uint32_t r, c;
+            int64_t Cp;
+            if (k < 256 * 12) {
+                r = (uint32_t)(k / 12), c = (uint32_t)(k % 12), Cp = 12;
+            } else {
+                Cp = (int64_t)(next32() >> (next32() % 32)) / 4 * 4 + 4;
+                r = next32() >> (next32() % 32), c = (uint32_t)((uint64_t)next32() * (uint64_t)Cp >> 32);
+            }
+            uint64_t want = (uint64_t)qck_sf_offset<int64_t>(r, c, Cp, tile), got = qck_sf_offset_u32(r, c, (uint64_t)Cp, tile);
+            if (want != got) {
+                char b[160];
+                snprintf(b, sizeof b, "sf offset u32 (tile %d, Cp %lld) r %u c %u: want %llu got %llu", tile,
+                         (long long)Cp, r, c, (unsigned long long)want, (unsigned long long)got);
+                report(b);
+            }
+        }
+    printf("sf offsets: %ld 32-bit index pairs against the 64-bit map\n", n);
+}
+
 /* qck_fastdiv against the division: every divisor to 2^17 and random ones to 2^32, each on the
  * numerators around its multiples, the ends of the range and random ones. */
 static void check_fastdiv(void)
@@ -552,7 +578,7 @@ static void check_clean_cvt(void)
  * magnitude also the one without the saturation step), on every
  * exponent with the top 12 mantissa bits taking every value and the low 11 0, 1 or 0x7FF (every
  * combination of kept bit, round bit and sticky bit), both signs, and Inf; qck_decode_e4m3fn
- * against the reference on all 256 codes. */
+ * against the reference on all 256 codes, qck_decode_e4m3fn_finite on the 254 that are not NaN. */
 static void check_fast_fp4(void)
 {
     const qc_minifloat m = qcref_minifloat(QC_E2M1), e4 = qcref_minifloat(QC_E4M3FN);
@@ -583,14 +609,16 @@ static void check_fast_fp4(void)
                     uint32_t got_unsat = mag < 0x40E00000u ? qck_e2m1_rne_sat<false>(x) : want;
                     if (want != got || want != got_unsat) {
                         char b[160];
-                        snprintf(b, sizeof b, "fast e2m1: policy %d x=0x%08x: want 0x%x got 0x%x", k, bi(x), want, got);
+                        snprintf(b, sizeof b, "fast e2m1%s: policy %d x=0x%08x: want 0x%x got 0x%x",
+                                 want != got ? "" : " (no saturation)", k, bi(x), want, want != got ? got : got_unsat);
                         report(b);
                     }
                 }
             }
     }
     for (uint32_t c = 0; c < 256; c++)
-        if (bi(qcref_minifloat_decode(e4, c)) != bi(qck_decode_e4m3fn(c))) {
+        if (bi(qcref_minifloat_decode(e4, c)) != bi(qck_decode_e4m3fn(c)) ||
+            ((c & 0x7Fu) != 0x7Fu && bi(qcref_minifloat_decode(e4, c)) != bi(qck_decode_e4m3fn_finite(c)))) {
             char b[80];
             snprintf(b, sizeof b, "fast e4m3 decode 0x%02x", c);
             report(b);
@@ -617,9 +645,10 @@ static void check_nv_fast_finite(void)
                 continue;
             lean++;
             uint32_t sf = qck_encode_e4m3_sf(qck_nv_sf_value(p, amax, g), p.sf_cast);
-            uint32_t sf_lean = qck_encode_e4m3_sf(qck_nv_fast_sf_value<true>(amax, g), p.sf_cast);
+            uint32_t sf_lean = qck_encode_e4m3_satfinite(qck_nv_fast_sf_value<true>(amax, g), p.sf_cast);
             float sfdec = qck_decode_e4m3fn(sf), out = qck_nv_output_scale(p, amax, sfdec, g);
-            float out_lean = qck_nv_fast_output_scale<true>(qck_nv_zero(p, amax, sfdec), sfdec, qck_rcp_approx(g));
+            float sfdec_lean = qck_decode_e4m3fn_finite(sf_lean);
+            float out_lean = qck_nv_fast_output_scale<true>(qck_nv_zero(p, amax, sfdec_lean), sfdec_lean, qck_rcp_approx(g));
             /* the condition's claim itself: no product of the step is NaN (this host's multiply follows
              * the x86 NaN rules, so equal results alone would not show a NaN the GPU gives otherwise) */
             float p1 = amax * qck_rcp_approx(6.0f), p2 = g * p1, p3 = sfdec * qck_rcp_approx(g);
@@ -714,6 +743,7 @@ int main(void)
     qck_libm_build(&L);
     check_arith();
     check_fastdiv();
+    check_sf_offset_u32();
     check_clean_cvt();
     check_fast_fp4();
     check_nv_fast_finite();
