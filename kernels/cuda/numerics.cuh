@@ -449,21 +449,20 @@ template <bool Sat = true> QCK_HD uint32_t qck_e2m1_rne_sat(float y)
 /* Does an e2m1 cast policy equal qck_e2m1_rne_sat on non-NaN input? */
 QCK_HD int qck_e2m1_rne_ok(const qc_cast_policy &p) { return p.ties == QC_TIES_EVEN && p.zero_sign == QC_ZERO_KEEP; }
 
-/* An e4m3fn code -> fp32, exact: the code's bits placed in an fp32 exponent and mantissa are the
- * value times 2^-120 (its subnormals too, as fp32 subnormals), and 0x7F / 0xFF are NaN (the bits of
- * qck_decode_minifloat). */
-QCK_HD float qck_decode_e4m3fn(uint32_t code)
-{
-    const uint32_t sign = (code & 0x80u) << 24;
-    if ((code & 0x7Fu) == 0x7Fu)
-        return qck_float(sign | 0x7FC00000u);
-    return qck_float(sign | (code & 0x7Fu) << 20) * 0x1p120f;
-}
-
-/* The same for a code that is not NaN (a satfinite cast never gives 0x7F / 0xFF). */
+/* An e4m3fn code that is not NaN -> fp32, exact: the code's bits placed in an fp32 exponent and
+ * mantissa are the value times 2^-120 (its subnormals too, as fp32 subnormals). A satfinite cast
+ * never gives the NaN codes, so the lean nvfp4 step decodes its scale by this alone. */
 QCK_HD float qck_decode_e4m3fn_finite(uint32_t code)
 {
     return qck_float((code & 0x80u) << 24 | (code & 0x7Fu) << 20) * 0x1p120f;
+}
+
+/* Any e4m3fn code: 0x7F / 0xFF are NaN (the bits of qck_decode_minifloat). */
+QCK_HD float qck_decode_e4m3fn(uint32_t code)
+{
+    if ((code & 0x7Fu) == 0x7Fu)
+        return qck_float((code & 0x80u) << 24 | 0x7FC00000u);
+    return qck_decode_e4m3fn_finite(code);
 }
 
 /* A minifloat code -> fp32, exact; NaN codes of 8 bits and fewer give sign | 0x7FC00000 (ml_dtypes'
