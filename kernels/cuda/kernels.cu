@@ -191,12 +191,7 @@ QCK_D void qck_store_scale_f32(const qck_quant_args &a, int64_t i, int64_t j, fl
 
 template <typename I> QCK_D void qck_store_scale_u8(const qck_quant_args &a, I i, I j, uint32_t b)
 {
-    int64_t o;
-    if constexpr (sizeof(I) == 4) /* the group kernel's indices */
-        o = a.scale_kind == QCK_SC_U8_SF ? (int64_t)qck_sf_offset_u32(i, j, (uint64_t)a.sf_cp, a.sf_tile)
-                                         : (int64_t)((uint64_t)i * (uint64_t)a.tiles_c + j);
-    else
-        o = a.scale_kind == QCK_SC_U8_SF ? qck_sf_offset(i, j, a.sf_cp, a.sf_tile) : (int64_t)i * a.tiles_c + j;
+    int64_t o = a.scale_kind == QCK_SC_U8_SF ? qck_sf_offset(i, j, a.sf_cp, a.sf_tile) : (int64_t)i * a.tiles_c + j;
     static_cast<uint8_t *>(a.scale)[o] = (uint8_t)b;
 }
 

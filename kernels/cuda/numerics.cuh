@@ -1066,22 +1066,15 @@ QCK_HD int qck_policy_needs_rcp(qc_recipe r, const qc_recipe_policy &p)
 }
 
 /* Layout-map offsets of the block-scale swizzles (docs/spec/layouts.md §1): the byte of scale
- * (r, c) with Cp = pad(C, 4) columns; tile 128 (sf128x4, block_scale_interleave) or 8 (sf8x4). I:
- * int64_t, or the group kernel's uint32_t (shifts and masks, no signed-division fixups). */
+ * (r, c) >= 0 with Cp = pad(C, 4) columns (a multiple of 4: Cp / 4 atoms of 4 columns a row band);
+ * tile 128 (sf128x4, block_scale_interleave) or 8 (sf8x4). Unsigned shifts and masks, the two
+ * products in 64 bits (a very wide grid overflows 32); I: int64_t, or the group kernel's uint32_t. */
 template <typename I> QCK_HD int64_t qck_sf_offset(I r, I c, int64_t Cp, int tile)
 {
+    const uint64_t R = (uint64_t)r, C = (uint64_t)c, P = (uint64_t)Cp;
     if (tile == 8)
-        return (int64_t)(r / 8) * (Cp / 4) * 32 + (int64_t)(c / 4) * 32 + (r % 8) * 4 + c % 4;
-    return (int64_t)(r / 128) * (Cp / 4) * 512 + (int64_t)(c / 4) * 512 + (r % 32) * 16 + ((r % 128) / 32) * 4 + c % 4;
-}
-
-/* qck_sf_offset of the group kernel's 32-bit indices, with Cp a multiple of 4 (the swizzles pad to
- * it): the two products in 64 bits (a very wide grid overflows 32), no signed division. */
-QCK_HD uint64_t qck_sf_offset_u32(uint32_t r, uint32_t c, uint64_t Cp, int tile)
-{
-    if (tile == 8)
-        return (uint64_t)(r >> 3) * (Cp * 8) + (uint64_t)(c >> 2) * 32 + ((r & 7) << 2 | (c & 3));
-    return (uint64_t)(r >> 7) * (Cp * 128) + (uint64_t)(c >> 2) * 512 + ((r & 31) << 4 | (r >> 5 & 3) << 2 | (c & 3));
+        return (int64_t)((R >> 3) * (P * 8) + (C >> 2) * 32 + ((R & 7) << 2 | (C & 3)));
+    return (int64_t)((R >> 7) * (P * 128) + (C >> 2) * 512 + ((R & 31) << 4 | (R >> 5 & 3) << 2 | (C & 3)));
 }
 
 QCK_HD void qck_sf_coords(int64_t o, int64_t Cp, int tile, int64_t *r, int64_t *c)

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "arith/arith.h"
+#include "layouts/layouts.h"
 #include "profiles.h"
 
 #define QCK_HOST_RCP qcref_rcp_approx_ftz
@@ -477,9 +478,10 @@ static void check_arith(void)
     printf("arith: division modes, reciprocals and products on %zu pairs\n", nsample / 3);
 }
 
-/* qck_sf_offset_u32 (the group kernel's) against qck_sf_offset for both tiles: every (r, c) of a
- * small grid, and random ones on grids up to 2^31 rows or columns (32-bit products would wrap). */
-static void check_sf_offset_u32(void)
+/* qck_sf_offset against the reference's maps (reference/layouts/sf128x4.c), both tiles, with 32-bit
+ * and 64-bit indices: every (r, c) of a small grid, and random ones on grids up to 2^31 rows or
+ * columns (32-bit products would wrap). */
+static void check_sf_offset(void)
 {
     long n = 0;
     for (int tile = 8; tile <= 128; tile += 120)
@@ -492,15 +494,16 @@ static void check_sf_offset_u32(void)
                 Cp = (int64_t)(next32() >> (next32() % 32)) / 4 * 4 + 4;
                 r = next32() >> (next32() % 32), c = (uint32_t)((uint64_t)next32() * (uint64_t)Cp >> 32);
             }
-            uint64_t want = (uint64_t)qck_sf_offset<int64_t>(r, c, Cp, tile), got = qck_sf_offset_u32(r, c, (uint64_t)Cp, tile);
-            if (want != got) {
+            int64_t want = tile == 8 ? qcref_sf8x4_offset(r, c, Cp) : qcref_sf128x4_offset(r, c, Cp);
+            int64_t got32 = qck_sf_offset<uint32_t>(r, c, Cp, tile), got64 = qck_sf_offset<int64_t>(r, c, Cp, tile);
+            if (want != got32 || want != got64) {
                 char b[160];
-                snprintf(b, sizeof b, "sf offset u32 (tile %d, Cp %lld) r %u c %u: want %llu got %llu", tile,
-                         (long long)Cp, r, c, (unsigned long long)want, (unsigned long long)got);
+                snprintf(b, sizeof b, "sf offset (tile %d, Cp %lld) r %u c %u: want %lld got %lld / %lld", tile,
+                         (long long)Cp, r, c, (long long)want, (long long)got32, (long long)got64);
                 report(b);
             }
         }
-    printf("sf offsets: %ld 32-bit index pairs against the 64-bit map\n", n);
+    printf("sf offsets: %ld (r, c) pairs against the reference's maps\n", n);
 }
 
 /* qck_fastdiv against the division: every divisor to 2^17 and random ones to 2^32, each on the
@@ -743,7 +746,7 @@ int main(void)
     qck_libm_build(&L);
     check_arith();
     check_fastdiv();
-    check_sf_offset_u32();
+    check_sf_offset();
     check_clean_cvt();
     check_fast_fp4();
     check_nv_fast_finite();
