@@ -479,8 +479,8 @@ static void check_arith(void)
 }
 
 /* qck_sf_offset against the reference's maps (reference/layouts/sf128x4.c), both tiles, with 32-bit
- * and 64-bit indices: every (r, c) of a small grid, and random ones on grids up to 2^31 rows or
- * columns (32-bit products would wrap). */
+ * and 64-bit indices: every (r, c) of a small grid, and random ones on grids of up to 2^32 rows or
+ * columns and 2^40 bytes (32-bit products would wrap). */
 static void check_sf_offset(void)
 {
     long n = 0;
@@ -491,8 +491,11 @@ static void check_sf_offset(void)
             if (k < 256 * 12) {
                 r = (uint32_t)(k / 12), c = (uint32_t)(k % 12), Cp = 12;
             } else {
+                /* grids of up to 2^40 scale bytes (the reference's signed products stay in range) */
                 Cp = (int64_t)(next32() >> (next32() % 32)) / 4 * 4 + 4;
-                r = next32() >> (next32() % 32), c = (uint32_t)((uint64_t)next32() * (uint64_t)Cp >> 32);
+                uint64_t rows = (1ull << 40) / (uint64_t)Cp, rnd = (uint64_t)next32() << 32 | next32();
+                rows = rows < (1ull << 32) ? rows : (1ull << 32);
+                r = (uint32_t)(rnd % rows) >> (next32() % 32), c = (uint32_t)((uint64_t)next32() * (uint64_t)Cp >> 32);
             }
             int64_t want = tile == 8 ? qcref_sf8x4_offset(r, c, Cp) : qcref_sf128x4_offset(r, c, Cp);
             int64_t got32 = qck_sf_offset<uint32_t>(r, c, Cp, tile), got64 = qck_sf_offset<int64_t>(r, c, Cp, tile);
