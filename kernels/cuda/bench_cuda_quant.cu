@@ -2,7 +2,7 @@
  * device-to-device copy kernel measured in the same run (the target: >= 85% of the copy's
  * bandwidth). Not a test: it prints figures (kernels/cuda/run-on-gpu.sh runs it on the H200).
  *
- *   bench_cuda_quant [--rows 8192] [--cols 7168] [--iters 50]
+ *   bench_cuda_quant [--rows 8192] [--cols 7168] [--iters 50] [--sms N]
  *
  * Kernels (kernels.cu, the same launchers the backend uses, here with bf16 input as the real
  * activations come): token_group with profile sgl-kernel (group 128, fp32 row-major scales,
@@ -14,7 +14,14 @@
  * CUDA events around `iters` back-to-back launches after 5 warm-up launches.
  *
  * A consistency check closes the run: each kernel again on the same values as fp32 input (the
- * harness path, lanes mapped differently), whose bytes must equal the bf16 run's. */
+ * harness path, lanes mapped differently), whose bytes must equal the bf16 run's.
+ *
+ * --sms N confines the whole run, copy kernel included, to N SMs through a green context (CUDA
+ * >= 12.4, driver entry points; CUDA only). A kernel whose SMs wait on memory rather than on its
+ * instructions is bound by the bytes each SM keeps in flight, so confined to fewer SMs it must carry
+ * more bytes per SM per second: 96 of an H100's 132 SMs carrying the H100's copy bandwidth (2.76
+ * TB/s) ask of each SM what 132 SMs of an H200 carrying its 0.85 x 3.84 TB/s ask. Compare the
+ * confined kernel's GB/s with the unconfined copy's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +59,82 @@ __global__ void init_kernel(uint16_t *x, float *xf, int64_t n)
     }
 }
 
+#if !defined(QCK_HIP) && !defined(QCK_EMU)
+#include <cuda.h> /* types only: the functions come through cudaGetDriverEntryPointByVersion */
+
+static void *driver_entry(const char *name)
+{
+    void *f = NULL;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion(name, &f, 12040, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess || !f) {
+        fprintf(stderr, "bench_cuda_quant: --sms: the driver has no %s (green contexts need CUDA 12.4)\n", name);
+        exit(1);
+    }
+    return f;
+}
+
+#define DRIVER(call)                                                                           \
+    do {                                                                                       \
+        CUresult r_ = (call);                                                                  \
+        if (r_ != CUDA_SUCCESS) {                                                              \
+            fprintf(stderr, "bench_cuda_quant: --sms: %s failed (CUresult %d)\n", #call, (int)r_); \
+            exit(1);                                                                           \
+        }                                                                                      \
+    } while (0)
+
+/* Makes a green context of at least `want` SMs of device 0 current, so that the runtime's calls
+ * from here on run in it; returns its SM count (the split rounds up to the device's granularity). */
+static int confine_to_sms(int want)
+{
+    typedef CUresult (*get_res_f)(CUdevice, CUdevResource *, CUdevResourceType);
+    typedef CUresult (*split_f)(CUdevResource *, unsigned *, const CUdevResource *, CUdevResource *, unsigned, unsigned);
+    typedef CUresult (*desc_f)(CUdevResourceDesc *, CUdevResource *, unsigned);
+    typedef CUresult (*green_f)(CUgreenCtx *, CUdevResourceDesc, CUdevice, unsigned);
+    typedef CUresult (*from_green_f)(CUcontext *, CUgreenCtx);
+    typedef CUresult (*set_current_f)(CUcontext);
+    CUdevResource all, part, rest;
+    CUdevResourceDesc desc;
+    CUgreenCtx green;
+    CUcontext ctx;
+    unsigned groups = 1;
+    DRIVER(((get_res_f)driver_entry("cuDeviceGetDevResource"))(0, &all, CU_DEV_RESOURCE_TYPE_SM));
+    DRIVER(((split_f)driver_entry("cuDevSmResourceSplitByCount"))(&part, &groups, &all, &rest, 0, (unsigned)want));
+    DRIVER(((desc_f)driver_entry("cuDevResourceGenerateDesc"))(&desc, &part, 1));
+    DRIVER(((green_f)driver_entry("cuGreenCtxCreate"))(&green, desc, 0, CU_GREEN_CTX_DEFAULT_STREAM));
+    DRIVER(((from_green_f)driver_entry("cuCtxFromGreenCtx"))(&ctx, green));
+    DRIVER(((set_current_f)driver_entry("cuCtxSetCurrent"))(ctx));
+    return (int)part.sm.smCount;
+}
+#endif
+
+/* Each block's SM, to count the SMs a launch reaches (the check that --sms took hold). */
+__global__ void smid_kernel(unsigned *seen)
+{
+    unsigned id = 0;
+#if defined(QCK_PTX)
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+#endif
+    if (threadIdx.x == 0 && id < 1024)
+        seen[id] = 1;
+}
+
+static int sms_reached(int blocks, gpuStream_t s)
+{
+    unsigned *d, h[1024];
+    CHECK(gpuMalloc((void **)&d, sizeof h));
+    CHECK(gpuMemsetAsync(d, 0, sizeof h, s));
+    QCK_LAUNCH(smid_kernel, blocks, 256, s, d);
+    CHECK(gpuGetLastError());
+    CHECK(gpuMemcpyAsync(h, d, sizeof h, gpuMemcpyDeviceToHost, s));
+    CHECK(gpuStreamSynchronize(s));
+    CHECK(gpuFree(d));
+    int n = 0;
+    for (int i = 0; i < 1024; i++)
+        n += h[i] != 0;
+    return n;
+}
+
 typedef struct job {
     const char *name;
     qc_recipe recipe;
@@ -69,7 +152,7 @@ static float elapsed(gpuEvent_t a, gpuEvent_t b)
 int main(int argc, char **argv)
 {
     int64_t rows = 8192, cols = 7168;
-    int iters = 50;
+    int iters = 50, confine = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--rows"))
             rows = atoll(argv[i + 1]);
@@ -77,9 +160,11 @@ int main(int argc, char **argv)
             cols = atoll(argv[i + 1]);
         else if (!strcmp(argv[i], "--iters"))
             iters = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--sms"))
+            confine = atoi(argv[i + 1]);
     }
-    if (rows <= 0 || cols <= 0 || cols % 128 || iters <= 0) {
-        fprintf(stderr, "usage: bench_cuda_quant [--rows R] [--cols C (a multiple of 128)] [--iters N]\n");
+    if (rows <= 0 || cols <= 0 || cols % 128 || iters <= 0 || confine < 0) {
+        fprintf(stderr, "usage: bench_cuda_quant [--rows R] [--cols C (a multiple of 128)] [--iters N] [--sms N]\n");
         return 2;
     }
     int n_dev = 0;
@@ -91,6 +176,15 @@ int main(int argc, char **argv)
     gpuDeviceProp prop;
     CHECK(gpuGetDeviceProperties(&prop, 0));
     int sms = prop.multiProcessorCount;
+    if (confine) {
+#if defined(QCK_HIP) || defined(QCK_EMU)
+        fprintf(stderr, "bench_cuda_quant: --sms needs CUDA's green contexts\n");
+        return 2;
+#else
+        sms = confine_to_sms(confine);
+        printf("confined to %d of %d SMs (a green context)\n", sms, prop.multiProcessorCount);
+#endif
+    }
     const int64_t n = rows * cols;
     gpuStream_t s;
     CHECK(gpuStreamCreateWithFlags(&s, gpuStreamNonBlocking));
@@ -112,6 +206,9 @@ int main(int argc, char **argv)
     qck_libm *dl;
     CHECK(gpuMalloc((void **)&dl, sizeof hl));
     CHECK(gpuMemcpy(dl, &hl, sizeof hl, gpuMemcpyHostToDevice));
+    if (confine)
+        printf("a launch of %d blocks ran on %d SMs\n", prop.multiProcessorCount * 16,
+               sms_reached(prop.multiProcessorCount * 16, s));
     QCK_LAUNCH(init_kernel, sms * 8, 256, s, x, xf, n);
     CHECK(gpuGetLastError());
     CHECK(gpuStreamSynchronize(s));
