@@ -464,6 +464,15 @@ QCK_D bool qck_e2m1_unsat(const qck_elem_op &op, float amax)
     return fabsf(op.divide ? qck_div_rn(amax, op.mult) : qck_mul_rn(amax, op.mult)) < 7.0f;
 }
 
+/* Lanes per group. The formats fix nvfp4's group at 16 elements and MX's at 32 (OCP MX v1.0;
+ * qck_group_kernel_fits holds the kernel to them), so for those families it is a constant, and the
+ * lane arithmetic and the shuffle loops fold away (an nvfp4 group of bf16 is one lane's);
+ * token_group's is the launch's. */
+template <int FAM, int E> QCK_D int qck_lanes_per_group(const qck_quant_args &a)
+{
+    return FAM == QCK_FAM_NV ? (E < 16 ? 16 / E : 1) : FAM == QCK_FAM_MX ? (E < 32 ? 32 / E : 1) : a.lpg;
+}
+
 /* One lane group's slot: amax, scale, codes of the V raw vectors each lane holds (E = V * N
  * elements). Every lane of the warp calls it (the shuffles). */
 template <typename T, int V, int CK, int FAM>
@@ -471,7 +480,7 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
                           bool valid, int sub)
 {
     constexpr int N = qck_vec<T>::N, E = V * N;
-    const int lpg = a.lpg;
+    const int lpg = qck_lanes_per_group<FAM, E>(a);
     const int64_t e0 = (int64_t)gi * (uint32_t)a.tile_c + sub * E;
     /* amax: the largest magnitude bits. A NaN's bits are above Inf's, so one maximum over all bits
      * says whether the group holds one; only a warp where some group does takes the exact NaN
@@ -540,7 +549,17 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
  * one 64 registers (4 blocks); 6 asks for 40, met without spilling, and on two H100s took nvfp4
  * from 0.805 to 0.822 and from 0.770 to 0.824 of the copy (5 gave nothing; 8 asks for 32, spills and
  * gave 0.673; docs/notes/h100/cuda_run_2026-12-06b.log to -06e.log); not yet measured on an H200.
- * kernels/cuda/bench-variants.sh builds such variants and their runner. */
+ * QCK_GROUP_MIN_BLOCKS, the same for token_group and MX: ptxas gave them 80 registers (3 blocks); 4
+ * asks for 64 (a few bytes spill, on the exact path). The H200 asks more bytes per second of each SM
+ * than an H100 can show on all its SMs, so the variants also ran confined to 96 and 80 of an H100's
+ * 132 SMs (bench_cuda_quant --sms; 96 carrying 0.85 of the copy ask of each SM what the H200 asks):
+ * there 4 blocks took mxfp8 from 0.81 to 0.94 of the copy at 96 SMs and from 0.75 to 0.94 at 80,
+ * token_group from 0.93 to 0.94 and 0.89 to 0.94; unconfined 0.93 -> 0.95 (mxfp8), 0.95 -> 0.94
+ * (token_group). Two vectors per lane (QCK_GROUP_VMAX 2) gave mxfp8 0.64 at 96 SMs; loading the next
+ * iteration's vectors before working on this one's (registers double-buffered) lost everywhere
+ * (nvfp4 0.70, token_group 0.87, mxfp8 0.84 unconfined); 7 or 8 nvfp4 blocks per SM 0.66 / 0.64.
+ * docs/notes/h100/bench_confined_2026-12-06*.log. kernels/cuda/bench-variants.sh builds such
+ * variants and their runner. */
 #ifndef QCK_UNROLL
 #define QCK_UNROLL 1
 #endif
@@ -552,6 +571,9 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
 #endif
 #ifndef QCK_NVFP4_VMAX
 #define QCK_NVFP4_VMAX 2
+#endif
+#ifndef QCK_GROUP_MIN_BLOCKS
+#define QCK_GROUP_MIN_BLOCKS 4
 #endif
 #ifndef QCK_NV_MIN_BLOCKS
 #define QCK_NV_MIN_BLOCKS 6
@@ -565,13 +587,13 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
 /* V 16-byte vectors of one group per lane: the group's amax, scale and shuffles are paid once per
  * V * N elements. */
 template <typename T, int CK, int FAM, int V>
-__global__ void __launch_bounds__(QCK_THREADS, FAM == QCK_FAM_NV ? QCK_NV_MIN_BLOCKS : 1)
+__global__ void __launch_bounds__(QCK_THREADS, FAM == QCK_FAM_NV ? QCK_NV_MIN_BLOCKS : QCK_GROUP_MIN_BLOCKS)
     qck_group_kernel(const T *__restrict__ x, qck_quant_args a)
 {
     constexpr int N = qck_vec<T>::N, E = V * N;
     const qck_fmt m = qck_format(a.p.elem);
     const qck_nv_g G = qck_nv_g_of(a, FAM == QCK_FAM_NV ? a.dev_scale[0] : 0.0f);
-    const int lane = threadIdx.x & 31, lpg = a.lpg, gpw = 32 / lpg, sub = lane & (lpg - 1);
+    const int lane = threadIdx.x & 31, lpg = qck_lanes_per_group<FAM, E>(a), gpw = 32 / lpg, sub = lane & (lpg - 1);
     /* 32-bit group indices (qck_group_kernel_fits: fewer than 2^31 groups, so none wraps), 64-bit
      * byte offsets */
     const uint32_t total = (uint32_t)(a.rows * a.tiles_c), group_bytes = (uint32_t)a.tile_c * sizeof(T);
@@ -772,6 +794,8 @@ static bool qck_group_kernel_fits(const qck_quant_args *a, int N)
         return false;
     if (a->tile_c % N || a->cols % a->tile_c) /* a short last group goes to the tile kernel */
         return false;
+    if (a->recipe >= QC_RECIPE_MXFP8 && a->tile_c != (a->recipe == QC_RECIPE_NVFP4 ? 16 : 32))
+        return false; /* qck_lanes_per_group's constants */
     int64_t lanes = a->tile_c / N;
     /* 32-bit group indices (their row by a 32-bit fast division) */
     return lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0 && a->rows * a->tiles_c < ((int64_t)1 << 31);
