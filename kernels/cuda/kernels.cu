@@ -557,7 +557,9 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
  * token_group from 0.93 to 0.94 and 0.89 to 0.94; unconfined 0.93 -> 0.95 (mxfp8), 0.95 -> 0.94
  * (token_group). Two vectors per lane (QCK_GROUP_VMAX 2) gave mxfp8 0.64 at 96 SMs; loading the next
  * iteration's vectors before working on this one's (registers double-buffered) lost everywhere
- * (nvfp4 0.70, token_group 0.87, mxfp8 0.84 unconfined); 7 or 8 nvfp4 blocks per SM 0.66 / 0.64.
+ * (nvfp4 0.70, token_group 0.87, mxfp8 0.84 unconfined); 7 or 8 nvfp4 blocks per SM 0.66 / 0.64;
+ * the warp's whole chunk prefetched by one cp.async.bulk.prefetch.L2 in place of the lanes'
+ * prefetches, 1, 2 or 3 iterations ahead: nvfp4 0.77 / 0.75 / 0.73 at 96 SMs against 0.82.
  * docs/notes/h100/bench_confined_2026-12-06*.log. kernels/cuda/bench-variants.sh builds such
  * variants and their runner. */
 #ifndef QCK_UNROLL
