@@ -189,10 +189,16 @@ QCK_D void qck_store_scale_f32(const qck_quant_args &a, int64_t i, int64_t j, fl
     }
 }
 
+/* The byte of the u8 block scale of tile (i, j): swizzled or row-major (the quant's store, A a
+ * qck_quant_args, and the dequant's read, a qck_dequant_args). */
+template <typename A, typename I> QCK_D int64_t qck_scale_u8_offset(const A &a, I i, I j)
+{
+    return a.scale_kind == QCK_SC_U8_SF ? qck_sf_offset(i, j, a.sf_cp, a.sf_tile) : (int64_t)i * a.tiles_c + j;
+}
+
 template <typename I> QCK_D void qck_store_scale_u8(const qck_quant_args &a, I i, I j, uint32_t b)
 {
-    int64_t o = a.scale_kind == QCK_SC_U8_SF ? qck_sf_offset(i, j, a.sf_cp, a.sf_tile) : (int64_t)i * a.tiles_c + j;
-    static_cast<uint8_t *>(a.scale)[o] = (uint8_t)b;
+    static_cast<uint8_t *>(a.scale)[qck_scale_u8_offset(a, i, j)] = (uint8_t)b;
 }
 
 /* The recipe families of the group kernel, a template parameter so that each instantiation
@@ -464,13 +470,16 @@ QCK_D bool qck_e2m1_unsat(const qck_elem_op &op, float amax)
     return fabsf(op.divide ? qck_div_rn(amax, op.mult) : qck_mul_rn(amax, op.mult)) < 7.0f;
 }
 
-/* Lanes per group. The formats fix nvfp4's group at 16 elements and MX's at 32 (OCP MX v1.0;
- * qck_group_kernel_fits holds the kernel to them), so for those families it is a constant, and the
- * lane arithmetic and the shuffle loops fold away (an nvfp4 group of bf16 is one lane's);
- * token_group's is the launch's. */
+/* The group the format fixes: nvfp4's 16 elements, MX's 32 (OCP MX v1.0); qck_group_kernel_fits
+ * holds the group kernel to them. */
+enum { QCK_NV_GROUP = 16, QCK_MX_GROUP = 32 };
+
+/* Lanes per group: for nvfp4 and MX a constant, so the lane arithmetic and the shuffle loops fold
+ * away (an nvfp4 group of bf16 is one lane's); token_group's is the launch's. */
 template <int FAM, int E> QCK_D int qck_lanes_per_group(const qck_quant_args &a)
 {
-    return FAM == QCK_FAM_NV ? (E < 16 ? 16 / E : 1) : FAM == QCK_FAM_MX ? (E < 32 ? 32 / E : 1) : a.lpg;
+    constexpr int G = FAM == QCK_FAM_NV ? QCK_NV_GROUP : QCK_MX_GROUP;
+    return FAM == QCK_FAM_TG ? a.lpg : E < G ? G / E : 1;
 }
 
 /* One lane group's slot: amax, scale, codes of the V raw vectors each lane holds (E = V * N
@@ -796,7 +805,7 @@ static bool qck_group_kernel_fits(const qck_quant_args *a, int N)
         return false;
     if (a->tile_c % N || a->cols % a->tile_c) /* a short last group goes to the tile kernel */
         return false;
-    if (a->recipe >= QC_RECIPE_MXFP8 && a->tile_c != (a->recipe == QC_RECIPE_NVFP4 ? 16 : 32))
+    if (a->recipe >= QC_RECIPE_MXFP8 && a->tile_c != (a->recipe == QC_RECIPE_NVFP4 ? QCK_NV_GROUP : QCK_MX_GROUP))
         return false; /* qck_lanes_per_group's constants */
     int64_t lanes = a->tile_c / N;
     /* 32-bit group indices (their row by a 32-bit fast division) */
@@ -920,7 +929,7 @@ __global__ void __launch_bounds__(QCK_THREADS) qck_dequant_kernel(qck_dequant_ar
         const int64_t ti = a.recipe == QC_RECIPE_TENSOR ? 0 : i / a.tile_r;
         const int64_t tj = (a.recipe == QC_RECIPE_TENSOR || a.recipe == QC_RECIPE_TOKEN) ? 0 : j / a.tile_c;
         if (a.recipe >= QC_RECIPE_MXFP8) {
-            int64_t o = a.scale_kind == QCK_SC_U8_SF ? qck_sf_offset(ti, tj, a.sf_cp, a.sf_tile) : ti * a.tiles_c + tj;
+            const int64_t o = qck_scale_u8_offset(a, ti, tj);
             if (a.recipe == QC_RECIPE_NVFP4)
                 a.y[idx] = qck_mul(qck_mul(v, qck_decode_minifloat(sfm, sb[o])), gs);
             else
