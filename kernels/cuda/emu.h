@@ -124,6 +124,11 @@ inline gpuError_t gpuGetDeviceProperties(gpuDeviceProp *p, int)
 inline gpuError_t gpuSetDevice(int d) { return d == 0 ? gpuSuccess : gpuErrorInvalidValue; }
 inline gpuError_t gpuDeviceReset(void) { return gpuSuccess; }
 inline gpuError_t gpuDeviceGetAttribute(int *v, int, int) { return *v = 1, gpuSuccess; }
+/* One block resident per SM: blocks run one at a time here. */
+template <typename K> inline gpuError_t gpuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, K, int, size_t)
+{
+    return *n = 1, gpuSuccess;
+}
 inline gpuError_t gpuMalloc(void **p, size_t n)
 {
     *p = aligned_alloc(256, (n + 255) / 256 * 256);

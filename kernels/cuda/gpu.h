@@ -53,6 +53,7 @@ typedef hipDeviceProp_t gpuDeviceProp;
 #define gpuDeviceSynchronize hipDeviceSynchronize
 #define gpuDeviceGetAttribute hipDeviceGetAttribute
 #define gpuDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
+#define gpuOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
 /* HIP 5.x has no *_sync shuffles; a wavefront executes in lockstep. */
 #define QCK_SHFL_XOR(v, m, w) __shfl_xor((v), (m), (w))
 #define QCK_SHFL(v, src, w) __shfl((v), (src), (w))
@@ -97,6 +98,7 @@ typedef cudaDeviceProp gpuDeviceProp;
 #define gpuDeviceSynchronize cudaDeviceSynchronize
 #define gpuDeviceGetAttribute cudaDeviceGetAttribute
 #define gpuDevAttrMultiProcessorCount cudaDevAttrMultiProcessorCount
+#define gpuOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 /* Every lane of the 32-lane warp takes part (the kernels keep their loops warp-uniform); the
  * width confines the exchange to the lane group. */
 #define QCK_SHFL_XOR(v, m, w) __shfl_xor_sync(0xffffffffu, (v), (m), (w))

@@ -23,8 +23,8 @@
 #define QCK_NONE32 0xFFFFFFFFu
 #define QCK_NONE64 0xFFFFFFFFFFFFFFFFull
 
-/* Grid-stride kernels launch at most QCK_GRID_PER_SM blocks per SM (a benchmark variant may try
- * others). */
+/* Grid-stride kernels other than the group kernel (qck_waves_grid) launch at most QCK_GRID_PER_SM
+ * blocks per SM (a benchmark variant may try others). */
 #ifndef QCK_GRID_PER_SM
 #define QCK_GRID_PER_SM 16
 #endif
@@ -34,6 +34,28 @@ static unsigned qck_grid(int64_t blocks_needed, int sms)
     if (blocks_needed < 1)
         blocks_needed = 1;
     return (unsigned)(blocks_needed < cap ? blocks_needed : cap);
+}
+
+/* The group kernel's grid: QCK_GROUP_WAVES whole waves of the blocks an SM keeps resident (the
+ * occupancy the compiled instantiation allows: nvfp4 6, token_group and MX 4 on sm_90), so that no
+ * last wave runs the SMs part full and the blocks are short enough to even out where they end.
+ * Against the former cap of 16 blocks per SM (nvfp4 2.67 waves; ncu: 64% achieved occupancy of 75%),
+ * 6 waves took token_group / mxfp8 / nvfp4 from 0.94 / 0.95 / 0.86 to 0.95 / 0.97 / 0.89 of the copy
+ * on an H100 and from 0.94 / 0.94 / 0.82 to 0.95 / 0.95 / 0.84 confined to 96 SMs (the H200's
+ * stand-in, bench_cuda_quant --sms). 4 and 8 waves came close; 1 and 2 waves, 12 or 32 blocks per
+ * SM did worse everywhere, 16 waves confined (docs/notes/h100/bench_waves_2026-12-06*.log). 0:
+ * qck_grid's cap (a benchmark variant may compare). */
+#ifndef QCK_GROUP_WAVES
+#define QCK_GROUP_WAVES 6
+#endif
+template <typename K> static unsigned qck_waves_grid(K kernel, int64_t blocks_needed, int sms)
+{
+    int resident = 0;
+    if (QCK_GROUP_WAVES == 0 ||
+        gpuOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, QCK_THREADS, 0) != gpuSuccess || resident < 1)
+        return qck_grid(blocks_needed, sms); /* a failed query's error is the launch's (gpuGetLastError) */
+    const int64_t cap = (int64_t)(sms > 0 ? sms : 32) * resident * QCK_GROUP_WAVES;
+    return (unsigned)(blocks_needed < 1 ? 1 : blocks_needed < cap ? blocks_needed : cap);
 }
 
 /* ---------------------------------------------------------------- loads and stores */
@@ -553,7 +575,7 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
  * 0.53. The macros let a benchmark build try other shapes. QCK_UNROLL: slots per lane and
  * iteration, their loads issued together; QCK_GROUP_VMAX, QCK_NVFP4_VMAX: the most vectors of a
  * group per lane (1, 2 or 4); QCK_PREFETCH: how many iterations ahead the L2 prefetch asks (0: none);
- * QCK_LOAD_HINT (qck_load_raw) and QCK_GRID_PER_SM (qck_grid), not yet measured; QCK_NV_MIN_BLOCKS:
+ * QCK_LOAD_HINT (qck_load_raw), not yet measured; QCK_GROUP_WAVES (qck_waves_grid); QCK_NV_MIN_BLOCKS:
  * at least that many blocks per SM for the nvfp4 instantiations. Left to itself ptxas gives the bf16
  * one 64 registers (4 blocks); 6 asks for 40, met without spilling, and on two H100s took nvfp4
  * from 0.805 to 0.822 and from 0.770 to 0.824 of the copy (5 gave nothing; 8 asks for 32, spills and
@@ -853,11 +875,10 @@ static gpuError_t qck_group_launch(qck_quant_args a, const T *x, int sms, gpuStr
     a.hw_exact = !a.fp4 && qck_hw_fp8_ok(a.p.elem, a.p.cast);
     a.clamp_plain = a.p.clamp == QC_CLAMP_NONE || (a.p.clamp_max > 0.0f && a.p.clamp_max <= qck_float(QCK_INF));
     const int64_t groups = a.rows * a.tiles_c, per_block = (QCK_THREADS / 32) * (32 / a.lpg) * QCK_UNROLL;
-    const unsigned grid = qck_grid((groups + per_block - 1) / per_block, sms);
     void (*k)(const T *, qck_quant_args) = V == 4   ? qck_group_pick<T, QCK_V4>(a)
                                            : V == 2 ? qck_group_pick<T, 2>(a)
                                                     : qck_group_pick<T, 1>(a);
-    QCK_LAUNCH(k, grid, QCK_THREADS, s, x, a);
+    QCK_LAUNCH(k, qck_waves_grid(k, (groups + per_block - 1) / per_block, sms), QCK_THREADS, s, x, a);
     return gpuGetLastError();
 }
 
