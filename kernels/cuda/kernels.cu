@@ -42,9 +42,9 @@ static unsigned qck_grid(int64_t blocks_needed, int sms)
  * Against the former cap of 16 blocks per SM (nvfp4 2.67 waves; ncu: 64% achieved occupancy of 75%),
  * 6 waves took token_group / mxfp8 / nvfp4 from 0.94 / 0.95 / 0.86 to 0.95 / 0.97 / 0.89 of the copy
  * on an H100 and from 0.94 / 0.94 / 0.82 to 0.95 / 0.95 / 0.84 confined to 96 SMs (the H200's
- * stand-in, bench_cuda_quant --sms). 4 and 8 waves came close; 1 and 2 waves, 12 or 32 blocks per
- * SM did worse everywhere, 16 waves confined (docs/notes/h100/bench_waves_2026-12-06*.log). 0:
- * qck_grid's cap (a benchmark variant may compare). */
+ * stand-in, bench_cuda_quant --sms). 4 and 8 waves came close; 1 or 2 waves and 12 blocks per SM
+ * lost; 32 blocks per SM gained nvfp4 only; 16 waves gained on all SMs but lost confined
+ * (docs/notes/h100/bench_waves_2026-12-06*.log). 0: qck_grid's cap (a benchmark variant may compare). */
 #ifndef QCK_GROUP_WAVES
 #define QCK_GROUP_WAVES 6
 #endif
