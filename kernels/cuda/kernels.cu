@@ -28,12 +28,18 @@
 #ifndef QCK_GRID_PER_SM
 #define QCK_GRID_PER_SM 16
 #endif
-static unsigned qck_grid(int64_t blocks_needed, int sms)
+/* The blocks needed, at least one and at most per_sm for each of sms SMs (32 where unknown). */
+static unsigned qck_grid_at_most(int64_t blocks_needed, int sms, int64_t per_sm)
 {
-    int64_t cap = (int64_t)(sms > 0 ? sms : 32) * QCK_GRID_PER_SM;
+    int64_t cap = (int64_t)(sms > 0 ? sms : 32) * per_sm;
     if (blocks_needed < 1)
         blocks_needed = 1;
     return (unsigned)(blocks_needed < cap ? blocks_needed : cap);
+}
+
+static unsigned qck_grid(int64_t blocks_needed, int sms)
+{
+    return qck_grid_at_most(blocks_needed, sms, QCK_GRID_PER_SM);
 }
 
 /* The group kernel's grid: QCK_GROUP_WAVES whole waves of the blocks an SM keeps resident (the
@@ -54,8 +60,7 @@ template <typename K> static unsigned qck_waves_grid(K kernel, int64_t blocks_ne
     if (QCK_GROUP_WAVES == 0 ||
         gpuOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, QCK_THREADS, 0) != gpuSuccess || resident < 1)
         return qck_grid(blocks_needed, sms); /* a failed query's error is the launch's (gpuGetLastError) */
-    const int64_t cap = (int64_t)(sms > 0 ? sms : 32) * resident * QCK_GROUP_WAVES;
-    return (unsigned)(blocks_needed < 1 ? 1 : blocks_needed < cap ? blocks_needed : cap);
+    return qck_grid_at_most(blocks_needed, sms, (int64_t)resident * QCK_GROUP_WAVES);
 }
 
 /* ---------------------------------------------------------------- loads and stores */
