@@ -220,7 +220,8 @@ QCK_D void qck_store_scale_f32(const qck_quant_args &a, int64_t i, int64_t j, fl
  * qck_quant_args, and the dequant's read, a qck_dequant_args). */
 template <typename A, typename I> QCK_D int64_t qck_scale_u8_offset(const A &a, I i, I j)
 {
-    return a.scale_kind == QCK_SC_U8_SF ? qck_sf_offset(i, j, a.sf_cp, a.sf_tile) : (int64_t)i * a.tiles_c + j;
+    typedef typename qck_offset_uint<I>::type U;
+    return a.scale_kind == QCK_SC_U8_SF ? qck_sf_offset(i, j, a.sf_cp, a.sf_tile) : (int64_t)((U)i * (U)a.tiles_c + (U)j);
 }
 
 template <typename I> QCK_D void qck_store_scale_u8(const qck_quant_args &a, I i, I j, uint32_t b)
@@ -835,8 +836,11 @@ static bool qck_group_kernel_fits(const qck_quant_args *a, int N)
     if (a->recipe >= QC_RECIPE_MXFP8 && a->tile_c != (a->recipe == QC_RECIPE_NVFP4 ? QCK_NV_GROUP : QCK_MX_GROUP))
         return false; /* qck_lanes_per_group's constants */
     int64_t lanes = a->tile_c / N;
-    /* 32-bit group indices (their row by a 32-bit fast division) */
-    return lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0 && a->rows * a->tiles_c < ((int64_t)1 << 31);
+    /* 32-bit group indices (their row by a 32-bit fast division) and byte-scale offsets
+     * (qck_offset_uint): a swizzled grid pads its rows to whole bands */
+    const bool sf32 = a->scale_kind != QCK_SC_U8_SF ||
+                      (a->rows + a->sf_tile - 1) / a->sf_tile * a->sf_tile * a->sf_cp <= ((int64_t)1 << 32);
+    return lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0 && a->rows * a->tiles_c < ((int64_t)1 << 31) && sf32;
 }
 
 /* The group kernel of this recipe family and cast: the hardware cvt where the policy is its own. */

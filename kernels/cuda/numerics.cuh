@@ -1065,13 +1065,20 @@ QCK_HD int qck_policy_needs_rcp(qc_recipe r, const qc_recipe_policy &p)
     return r == QC_RECIPE_NVFP4 && p.nv_order == QC_NVFP4_FAST;
 }
 
+/* The unsigned arithmetic of a layout offset of indices I: 64 bits (a very wide grid overflows 32),
+ * 32 for the group kernel's uint32_t indices, whose launch holds every offset below 2^32
+ * (qck_group_kernel_fits): one IMAD a product where 64 bits take three. */
+template <typename I> struct qck_offset_uint { typedef uint64_t type; };
+template <> struct qck_offset_uint<uint32_t> { typedef uint32_t type; };
+
 /* Layout-map offsets of the block-scale swizzles (docs/spec/layouts.md §1): the byte of scale
  * (r, c) >= 0 with Cp = pad(C, 4) columns (a multiple of 4: Cp / 4 atoms of 4 columns a row band);
- * tile 128 (sf128x4, block_scale_interleave) or 8 (sf8x4). Unsigned shifts and masks, the two
- * products in 64 bits (a very wide grid overflows 32); I: int64_t, or the group kernel's uint32_t. */
+ * tile 128 (sf128x4, block_scale_interleave) or 8 (sf8x4). Unsigned shifts and masks;
+ * I: int64_t, or the group kernel's uint32_t. */
 template <typename I> QCK_HD int64_t qck_sf_offset(I r, I c, int64_t Cp, int tile)
 {
-    const uint64_t R = (uint64_t)r, C = (uint64_t)c, P = (uint64_t)Cp;
+    typedef typename qck_offset_uint<I>::type U;
+    const U R = (U)r, C = (U)c, P = (U)Cp;
     if (tile == 8)
         return (int64_t)((R >> 3) * (P * 8) + (C >> 2) * 32 + ((R & 7) << 2 | (C & 3)));
     return (int64_t)((R >> 7) * (P * 128) + (C >> 2) * 512 + ((R & 31) << 4 | (R >> 5 & 3) << 2 | (C & 3)));

@@ -478,27 +478,35 @@ static void check_arith(void)
     printf("arith: division modes, reciprocals and products on %zu pairs\n", nsample / 3);
 }
 
-/* qck_sf_offset against the reference's maps (reference/layouts/sf128x4.c), both tiles, with 32-bit
- * and 64-bit indices: every (r, c) of a small grid, and random ones on grids of up to 2^32 rows or
- * columns and 2^40 bytes (32-bit products would wrap). */
+/* qck_sf_offset against the reference's maps (reference/layouts/sf128x4.c), both tiles: every
+ * (r, c) of a small grid, and random ones on grids of up to 2^40 bytes (64-bit indices) and of up
+ * to 2^32 (32-bit indices too: the group kernel's, whose launch holds its grid to 2^32 bytes,
+ * qck_group_kernel_fits; their products wrap modulo 2^32, and the offset is below it). */
 static void check_sf_offset(void)
 {
-    long n = 0;
+    long n = 0, n32 = 0;
     for (int tile = 8; tile <= 128; tile += 120)
-        for (int k = 0; k < 300000; k++, n++) {
+        for (int k = 0; k < 300000; k++) {
             uint32_t r, c;
             int64_t Cp;
+            bool small = k % 2 == 0;
             if (k < 256 * 12) {
                 r = (uint32_t)(k / 12), c = (uint32_t)(k % 12), Cp = 12;
             } else {
-                /* grids of up to 2^40 scale bytes (the reference's signed products stay in range) */
+                /* whole bands of rows (the padded grid), at most 2^32 or 2^40 bytes (the reference's
+                 * signed products stay in range) */
                 Cp = (int64_t)(next32() >> (next32() % 32)) / 4 * 4 + 4;
-                uint64_t rows = (1ull << 40) / (uint64_t)Cp, rnd = (uint64_t)next32() << 32 | next32();
+                uint64_t bands = ((small ? 1ull << 32 : 1ull << 40) / (uint64_t)Cp) / (uint64_t)tile;
+                uint64_t rows = bands * (uint64_t)tile, rnd = (uint64_t)next32() << 32 | next32();
                 rows = rows < (1ull << 32) ? rows : (1ull << 32);
+                if (rows == 0) /* one band wider than the limit: a grid no launch gives */
+                    continue;
                 r = (uint32_t)(rnd % rows) >> (next32() % 32), c = (uint32_t)((uint64_t)next32() * (uint64_t)Cp >> 32);
             }
             int64_t want = tile == 8 ? qcref_sf8x4_offset(r, c, Cp) : qcref_sf128x4_offset(r, c, Cp);
-            int64_t got32 = qck_sf_offset<uint32_t>(r, c, Cp, tile), got64 = qck_sf_offset<int64_t>(r, c, Cp, tile);
+            int64_t got64 = qck_sf_offset<int64_t>(r, c, Cp, tile);
+            int64_t got32 = small ? qck_sf_offset<uint32_t>(r, c, Cp, tile) : want;
+            n++, n32 += small;
             if (want != got32 || want != got64) {
                 char b[160];
                 snprintf(b, sizeof b, "sf offset (tile %d, Cp %lld) r %u c %u: want %lld got %lld / %lld", tile,
@@ -506,7 +514,7 @@ static void check_sf_offset(void)
                 report(b);
             }
         }
-    printf("sf offsets: %ld (r, c) pairs against the reference's maps\n", n);
+    printf("sf offsets: %ld (r, c) pairs against the reference's maps, %ld of them with 32-bit indices\n", n, n32);
 }
 
 /* qck_fastdiv against the division: every divisor to 2^17 and random ones to 2^32, each on the
