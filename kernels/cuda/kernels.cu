@@ -164,7 +164,7 @@ template <typename T> QCK_D uint32_t qck_absmax_bits(uint32_t acc);
 template <> QCK_D uint32_t qck_absmax_bits<float>(uint32_t acc) { return acc; }
 template <> QCK_D uint32_t qck_absmax_bits<uint16_t>(uint32_t acc)
 {
-    return ((acc >> 16) > (acc & 0xFFFFu) ? acc >> 16 : acc & 0xFFFFu) << 16;
+    return qck_max_u16x2(acc, acc >> 16) << 16; /* the low half: the larger half */
 }
 
 /* Two byte codes, element lo in the low byte: by the instruction CK, or (the host emulation, HIP) by
