@@ -186,7 +186,7 @@ static int stored_read(const char *cmd, const char *path, const qc_case *cases, 
 {
     char err[1024];
     memset(g, 0, sizeof *g);
-    if (qc_golden_read(path, &g->m, &g->inputs, &g->outputs, err, sizeof err) ||
+    if (qc_golden_read_joined(path, &g->m, &g->inputs, &g->outputs, err, sizeof err) ||
         qc_check_dtypes(path, "/inputs", &g->inputs, err, sizeof err) ||
         qc_check_dtypes(path, "/outputs", &g->outputs, err, sizeof err)) {
         qc_error(cmd, "%s", err);
@@ -231,9 +231,18 @@ static int verify_one(const char *cmd, const char *path, const qc_case *cases, i
         qc_error(cmd, "%s: the reference refuses the stored instance: %s", path, err);
         rc = QC_EXIT_USAGE;
     }
-    if (!rc) {
+    int differs = rc ? 0 : qc_outputs_identical(&g.outputs, &now, 0, err, sizeof err);
+    if (differs == 2) {
+        qc_error(cmd, "%s: %s", path, err);
+        rc = QC_EXIT_USAGE;
+    }
+    if (!rc) { /* the case's rules say where; every output, bounds and masks too, must match bit for bit */
         qc_result r = {0};
         qc_judge(&g.relaxed, &g.in.params, &g.inputs, &g.outputs, &now, show, &r);
+        if (differs && r.verdict == QC_PASS) /* within the case's rules, but not the reference's bits */
+            r.verdict = QC_FAIL, qc_appendf(r.figures, sizeof r.figures, " golden-not-reference");
+        if (differs)
+            qc_appendf(r.detail, sizeof r.detail, "  the golden: %s\n", err);
         printf("%-6s %s  %s\n", qc_verdict_name(r.verdict), path, r.figures);
         if (r.verdict != QC_PASS)
             fputs(r.detail, stdout);
@@ -334,6 +343,21 @@ static void backend_summary(const qc_backend *const *bs, const tally *t, int nb,
     printf("\n");
 }
 
+/* 0 when the bounds and masks a golden stores are the reference's on its inputs (the judge trusts
+ * them), else 2 after an error naming the file. */
+static int aids_intact(const char *cmd, const char *path, stored_golden *g)
+{
+    qc_tensor_set now = {0};
+    char err[1024] = "";
+    qc_op_call call = {&g->in.params, &g->inputs, &now, err, sizeof err, 0};
+    int rc = g->op->reference(&call) ? 3 : qc_outputs_identical(&g->outputs, &now, 1, err, sizeof err);
+    if (rc)
+        qc_error(cmd, rc == 3 ? "%s: the reference refuses the stored instance: %s"
+                              : "%s: not the reference's golden: %s (edited, or written by another version)", path, err);
+    qc_set_free(&now);
+    return rc ? QC_EXIT_USAGE : QC_EXIT_OK;
+}
+
 /* --backend: each file read once, then every selected backend on it. */
 static int verify_backends(qc_args *a, const char *backend_arg, const qc_case *cases, int ncases)
 {
@@ -354,6 +378,8 @@ static int verify_backends(qc_args *a, const char *backend_arg, const qc_case *c
     for (int i = 0; i < a->npos; i++) {
         stored_golden g;
         int rc = stored_read(a->cmd, a->pos[i], cases, ncases, &g);
+        if (rc == QC_EXIT_OK)
+            rc = aids_intact(a->cmd, a->pos[i], &g);
         unreadable += rc != QC_EXIT_OK;
         for (int k = 0; k < nb && rc == QC_EXIT_OK; k++) {
             int one = verify_backend(a->cmd, a->pos[i], &g, bs[k], 8, &t[k]);
@@ -543,6 +569,25 @@ int cmd_export(int argc, char **argv)
     return rc;
 }
 
+/* 0 when the golden's stored outputs are the reference's on its stored inputs (qc_outputs_identical:
+ * the judge takes the bounds and masks from them), else 2 after an error naming the file and what
+ * differs. */
+static int golden_intact(const char *cmd, const char *path, const qc_case *c, const qc_params *p,
+                         const qc_tensor_set *inputs, const qc_tensor_set *stored)
+{
+    qc_tensor_set now = {0};
+    char err[1024] = "";
+    qc_op_call call = {p, inputs, &now, err, sizeof err, 0};
+    int rc = qc_op_find(c->op)->reference(&call) ? 3 : qc_outputs_identical(stored, &now, 0, err, sizeof err);
+    if (rc == 3)
+        qc_error(cmd, "%s: the reference refuses the stored instance: %s", path, err);
+    else if (rc)
+        qc_error(cmd, "%s: not the reference's golden: %s (edited, or written by another version; qcheck golden "
+                 "verify %s says where)", path, err, path);
+    qc_set_free(&now);
+    return rc ? QC_EXIT_USAGE : QC_EXIT_OK;
+}
+
 int cmd_verify(int argc, char **argv)
 {
     qc_args a;
@@ -565,7 +610,7 @@ int cmd_verify(int argc, char **argv)
     char err[1024];
     qc_case *cases;
     int ncases, rc = QC_EXIT_USAGE;
-    if (qc_golden_read(golden, &m, &inputs, &expected, err, sizeof err) ||
+    if (qc_golden_read_joined(golden, &m, &inputs, &expected, err, sizeof err) ||
         qc_check_dtypes(golden, "/inputs", &inputs, err, sizeof err) ||
         qc_check_dtypes(golden, "/outputs", &expected, err, sizeof err) ||
         qc_golden_read_outputs(outputs, &got, err, sizeof err) ||
@@ -583,6 +628,10 @@ int cmd_verify(int argc, char **argv)
         qc_result r = {0};
         if (qc_outputs_adopt_dtypes(&got, &expected, err, sizeof err)) {
             qc_error(a.cmd, "%s: %s", outputs, err);
+            qc_cases_free(cases, ncases);
+            goto done;
+        }
+        if (golden_intact(a.cmd, golden, c, &p, &inputs, &expected)) {
             qc_cases_free(cases, ncases);
             goto done;
         }

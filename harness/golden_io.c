@@ -173,6 +173,99 @@ int qc_outputs_adopt_dtypes(qc_tensor_set *got, qc_tensor_set *expected, char *e
     return 0;
 }
 
+int qc_golden_read_joined(const char *path, qc_golden_meta *m, qc_tensor_set *inputs, qc_tensor_set *outputs,
+                          char *err, size_t errlen)
+{
+    char names[QC_MAX_TENSORS][QC_NAME_LEN];
+    int n = 0;
+    if (qc_golden_read(path, m, inputs, outputs, err, errlen) ||
+        qc_golden_stage_names(path, names, QC_MAX_TENSORS, &n, err, errlen))
+        return 2;
+    for (int i = 0; i < n; i++) {
+        if (!strncmp(names[i], "backend", 7))
+            continue;
+        qc_tensor_set st = {0};
+        if (qc_golden_read_stage(path, names[i], &st, err, errlen))
+            return 2;
+        for (int k = 0; k < st.n; k++) {
+            qc_tensor *t = &st.t[k];
+            char full[2 * QC_NAME_LEN + 8];
+            int len = snprintf(full, sizeof full, "stage.%s.%s", names[i], t->name);
+            if (len >= QC_NAME_LEN || qc_set_find(outputs, full) || !qc_set_add(outputs, t)) {
+                snprintf(err, errlen, "%s: /stages/%s/%s: %s", path, names[i], t->name,
+                         len >= QC_NAME_LEN ? "its name is too long" : qc_set_find(outputs, full) ? "stored twice"
+                                                                                                   : "too many tensors");
+                qc_set_free(&st);
+                return 2;
+            }
+            memcpy(outputs->t[outputs->n - 1].name, full, (size_t)len + 1); /* len < QC_NAME_LEN */
+        }
+        qc_set_free(&st); /* its tensors moved: nothing left to free */
+    }
+    return 0;
+}
+
+/* The first element at which two tensors of one storage and size differ, -1 when none. */
+static int64_t first_difference(const qc_tensor *a, const qc_tensor *b)
+{
+    const size_t es = qc_storage_size(a->storage);
+    for (size_t i = 0; i < a->nbytes / es; i++) {
+        const uint8_t *x = (const uint8_t *)a->data + i * es, *y = (const uint8_t *)b->data + i * es;
+        if (memcmp(x, y, es) == 0)
+            continue;
+        float fx, fy;
+        if (a->storage == QC_ST_F32 && a->nan_any) {
+            memcpy(&fx, x, 4), memcpy(&fy, y, 4);
+            if (fx != fx && fy != fy)
+                continue;
+        }
+        return (int64_t)i;
+    }
+    return -1;
+}
+
+/* Whether a tensor name is a judge's aid: <output>.bound or <output>.mask (runner.c qc_judge). */
+static int judge_aid(const char *name)
+{
+    size_t n = strlen(name);
+    return (n > 6 && !strcmp(name + n - 6, ".bound")) || (n > 5 && !strcmp(name + n - 5, ".mask"));
+}
+
+int qc_outputs_identical(const qc_tensor_set *stored, const qc_tensor_set *now, int aids_only, char *err,
+                         size_t errlen)
+{
+    for (int i = 0; i < now->n && !aids_only; i++) {
+        const char *name = now->t[i].name;
+        if (strncmp(name, "stage.", 6) && !qc_set_find((qc_tensor_set *)stored, name)) {
+            snprintf(err, errlen, "it lacks the output '%s' the reference gives", name);
+            return 2;
+        }
+    }
+    for (int i = 0; i < stored->n; i++) {
+        const qc_tensor *s = &stored->t[i], *n = qc_set_find((qc_tensor_set *)now, s->name);
+        if (aids_only && !judge_aid(s->name))
+            continue;
+        if (!n) {
+            snprintf(err, errlen, "its output '%s' is not one the reference gives", s->name);
+            return 2;
+        }
+        int same_shape = s->ndim == n->ndim && !memcmp(s->shape, n->shape, sizeof s->shape[0] * (size_t)s->ndim);
+        if (s->storage != n->storage || strcmp(s->dtype, n->dtype) || strcmp(s->layout, n->layout) || !same_shape ||
+            s->nbytes != n->nbytes) {
+            snprintf(err, errlen, "its output '%s' is %s %s (layout %s), the reference's %s %s (layout %s)%s", s->name,
+                     qc_storage_name(s->storage), s->dtype, s->layout, qc_storage_name(n->storage), n->dtype, n->layout,
+                     same_shape ? "" : ", or of another shape");
+            return 1;
+        }
+        int64_t at = s->nbytes ? first_difference(s, n) : -1;
+        if (at >= 0) {
+            snprintf(err, errlen, "its output '%s' differs from the reference's at element %lld", s->name, (long long)at);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int qc_check_dtypes(const char *path, const char *group, const qc_tensor_set *s, char *err, size_t errlen)
 {
     for (int i = 0; i < s->n; i++) {

@@ -21,5 +21,20 @@ int qc_check_dtypes(const char *path, const char *group, const qc_tensor_set *s,
  * plain uint16 is bf16), and its shape when they hold as many elements (docs/exec.md). */
 /* A qc_dtype that names another dtype than the op's is an error (2, err names the output). */
 int qc_outputs_adopt_dtypes(qc_tensor_set *got, qc_tensor_set *expected, char *err, size_t errlen);
+/* qc_golden_read with the reference's stage tensors joined to the outputs: /stages/<s>/<t> as
+ * stage.<s>.<t> (stages.h), which the judge compares where the case names them. A --keep-failing
+ * file's backend stages (backend, backend.<s>) are the backend's, not the golden's: left out. */
+int qc_golden_read_joined(const char *path, qc_golden_meta *m, qc_tensor_set *inputs, qc_tensor_set *outputs,
+                          char *err, size_t errlen);
+/* Whether a golden's stored outputs are the reference's, recomputed on its stored inputs (now): the
+ * same outputs (now's stage.* tensors aside when the golden has none), each of the same dtype,
+ * layout, shape and bits. The judge takes an output's bound and mask from the golden, so a golden
+ * with one edited would pass what it should fail. aids_only: only the stored <output>.bound and
+ * <output>.mask (a recording of a real library is the expected output itself, and a backend is
+ * judged against it, golden verify --backend). 0; 1 with err naming the first difference; 2 when
+ * the outputs are not the op's (one missing or one too many: a corrupt file). An f32 output whose
+ * golden says nan_payload "any" matches any NaN with a NaN. */
+int qc_outputs_identical(const qc_tensor_set *stored, const qc_tensor_set *now, int aids_only, char *err,
+                         size_t errlen);
 
 #endif

@@ -336,6 +336,44 @@ def test_goldens(qcheck, cases):
         rc, _, err = run(qcheck, ["verify", "--golden", gold, "--outputs", outs], cases)
         check(rc == 2 and "not an HDF5 file" in err, f"verify: a non-HDF5 outputs file is exit 2 ({err.strip()[:80]})")
 
+        # the judge takes bounds and masks from the golden: an edited golden is never a pass
+        gemm = os.path.join(d, "gemm.h5")
+        rc, _, err = run(qcheck, ["export", "--case", "fp8_rowwise_gemm", "--out", gemm, "--params",
+                                  "kind=fp8_rowwise,dist=normal,out=f32,bias=0,m=5,n=64,k=200"], cases)
+        with h5py.File(gemm, "r") as f:
+            c = f["outputs/c"][()]
+        with h5py.File(outs, "w") as f:
+            f["outputs/c"] = c
+        rc0, out0, _ = run(qcheck, ["verify", "--golden", gemm, "--outputs", outs], cases)
+        check(rc0 == 0 and out0.startswith("PASS"), f"verify: the golden's own c passes ({out0.strip()[:80]})")
+        c[0, 0] += 1000
+        with h5py.File(gemm, "r+") as f:
+            f["outputs/c"][...] = c
+            f["outputs/c.bound"][...] = 1e300
+        with h5py.File(outs, "w") as f:
+            f["outputs/c"] = c
+        rc1, out1, _ = run(qcheck, ["golden", "verify", gemm], cases)
+        rc2, _, err2 = run(qcheck, ["verify", "--golden", gemm, "--outputs", outs], cases)
+        check(rc1 == 1 and "its output 'c' differs" in out1,
+              f"golden verify: a golden whose c and c.bound were edited FAILs ({rc1}: {out1.strip()[:120]})")
+        check(rc2 == 2 and "not the reference's golden" in err2,
+              f"verify: against an edited golden is exit 2 ({rc2}: {err2.strip()[:120]})")
+        rc5, _, err5 = run(qcheck, ["golden", "verify", "--backend", "ref", gemm], cases)
+        check(rc5 == 2 and "its output 'c.bound' differs" in err5,
+              f"golden verify --backend: an edited bound is exit 2 ({rc5}: {err5.strip()[:120]})")
+        with h5py.File(gemm, "r+") as f:
+            del f["outputs/c.bound"]
+        rc3, _, err3 = run(qcheck, ["golden", "verify", gemm], cases)
+        check(rc3 == 2 and "lacks the output 'c.bound'" in err3,
+              f"golden verify: a golden without an output is exit 2 ({rc3}: {err3.strip()[:120]})")
+        # a MoE golden keeps its stage tensors under /stages; the case compares stage.route.ids
+        moe = os.path.join(d, "moe")
+        rc, _, _ = run(qcheck, ["golden", "generate", "--case", "bf16_moe", "--out", moe], cases)
+        moes = [os.path.join(r, f) for r, _, fs in os.walk(moe) for f in fs]
+        rc4, out4, _ = run(qcheck, ["golden", "verify"] + moes, cases)
+        check(rc == 0 and moes and rc4 == 0 and out4.count("PASS") == len(moes),
+              f"golden verify: {len(moes)} bf16_moe goldens pass, their stages joined ({rc4}: {out4.strip()[:160]})")
+
         # --keep-failing saves the failing instance with the backend's outputs as a stage; --report
         kf, rep = os.path.join(d, "kf"), os.path.join(d, "rep")
         rc, out, _ = run(qcheck, ["run", "--case", "cast_edges", "--backend", "mutant:e2m1-ties-away",
