@@ -53,8 +53,7 @@ static void run_child(const qc_backend *b, int device, double timeout, outcome *
         snprintf(o->message, sizeof o->message, "cannot make a pipe");
         return;
     }
-    fflush(stdout);
-    pid_t pid = fork();
+    pid_t pid = qc_fork();
     if (pid == 0) {
         close(fds[0]);
         static outcome mine;

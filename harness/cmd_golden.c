@@ -73,8 +73,7 @@ static int write_all(const char *cmd, const qc_instance *inst, int n, const char
     pid_t pids[64];
     int started = 0, rc = QC_EXIT_OK;
     for (int w = 0; w < jobs; w++) {
-        fflush(stdout);
-        pid_t pid = jobs == 1 ? 0 : fork();
+        pid_t pid = jobs == 1 ? 0 : qc_fork();
         if (pid == 0) {
             int wrc = QC_EXIT_OK;
             for (int i = w; i < n && wrc == QC_EXIT_OK; i += jobs) {
@@ -266,9 +265,7 @@ static void backend_isolated(stored_golden *g, const qc_backend *b, int show, qc
 {
     qc_run_config cfg = {.jobs = 1, .timeout = 60, .show = show};
     qc_result *shared = qc_results_alloc(1);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = shared ? fork() : -1;
+    pid_t pid = shared ? qc_fork() : -1;
     if (pid == 0) {
         alarm((unsigned)cfg.timeout);
         _exit(qc_run_backend(&g->in, b, &cfg, &g->inputs, &g->outputs, shared));

@@ -154,8 +154,7 @@ static int run_command(const batch *b, const char *cmd, double seconds, int *tim
     snprintf(out, sizeof out, "%s/stderr.txt", b->dir);
     snprintf(script, sizeof script, "%s \"$1\"", cmd);
     *timed_out = 0;
-    fflush(stdout);
-    pid_t pid = fork();
+    pid_t pid = qc_fork();
     if (pid < 0)
         return -1;
     if (pid == 0) {

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +38,20 @@ double qc_now(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int qc_fork(void)
+{
+    const pid_t parent = getpid();
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+#if defined(__linux__)
+    /* the parent may have died between fork and prctl: then getppid is no longer it */
+    if (pid == 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent))
+        _exit(126);
+#endif
+    return pid;
 }
 
 int qc_shard_of(const qc_instance *inst, int shard_count)
@@ -298,8 +315,6 @@ void qc_exec_batch(const qc_work *work, const int *idx, int n, const qc_run_conf
 static void start_unit(const qc_work *work, const int *idx, const unit *u, const qc_run_config *cfg, slot *s)
 {
     int fds[2];
-    fflush(stdout);
-    fflush(stderr);
     s->want = sizeof(qc_result) * (size_t)u->n;
     s->buf = calloc((size_t)u->n, sizeof(qc_result));
     if (!s->buf || pipe(fds) != 0) {
@@ -308,7 +323,7 @@ static void start_unit(const qc_work *work, const int *idx, const unit *u, const
         s->pid = -1;
         return;
     }
-    pid_t pid = fork();
+    pid_t pid = qc_fork();
     if (pid == 0) {
         close(fds[0]);
         qc_run_config mine = *cfg;
@@ -466,15 +481,13 @@ static int worker_start(worker *w, const worker *others, int nothers, const qc_w
                         qc_result *results)
 {
     int down[2], up[2];
-    fflush(stdout);
-    fflush(stderr);
     if (pipe(down))
         return -1;
     if (pipe(up)) {
         close(down[0]), close(down[1]);
         return -1;
     }
-    pid_t pid = fork();
+    pid_t pid = qc_fork();
     if (pid == 0) {
         close(down[1]), close(up[0]);
         for (int k = 0; k < nothers; k++)

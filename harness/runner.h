@@ -67,6 +67,12 @@ int qc_run_backend(const qc_instance *in, const qc_backend *b, const qc_run_conf
 void qc_print_result(const qc_result *r, int verbosity);
 double qc_now(void); /* monotonic seconds */
 
+/* fork() for every child qcheck starts (workers, isolated items, exec batches, bring-up), after
+ * flushing stdout and stderr: the child is killed when qcheck dies, however it dies (SIGKILL to
+ * qcheck alone, a CI timeout that signals one pid), so that no worker outlives the run (Linux
+ * PR_SET_PDEATHSIG; elsewhere a plain fork). */
+int qc_fork(void);
+
 /* The inputs of an instance and its expected outputs (its vector table, or the reference).
  * with_derived: also what the inputs imply that the kernel consumes (registry.h derived_inputs:
  * gemm's quantized operands, moe's expert weights), for an instance that leaves the process

@@ -4,7 +4,8 @@
   --part kill   kill -9 (the whole process group) at seeded random moments of `golden generate`,
                 `run --report` and `run --keep-failing`: no file under a final name is partial
                 (every golden verifies, every report parses), and the next complete run removes
-                the temporaries the killed ones left (core/tempfile.h).
+                the temporaries the killed ones left (core/tempfile.h); kill -9 of qcheck alone
+                (not its group) while an item hangs: its worker dies with it (runner.h qc_fork).
   --part disk   a tmpfs too small for the output: exit 2 (never a crash: golden generate once ended
                 in SIGSEGV after its ENOSPC message), no temporary left, nothing partial under a
                 final name; the same tmpfs read-only: exit 2 naming the folder. Needs mount(8)
@@ -73,6 +74,29 @@ def group_alive(pgid):
         if int(fields[2]) == pgid and fields[0] != "Z":
             return True
     return False
+
+
+def orphans_left(args, cases):
+    """Starts args (an item that hangs) in a session of its own, kill -9s qcheck alone once its
+    worker runs, as a CI timeout that signals one pid does; True when a process of the session
+    still runs 5 s later (a worker outliving qcheck)."""
+    env = dict(env_for(cases), QCHECK_SELFTEST="1")
+    p = subprocess.Popen([QCHECK] + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                         start_new_session=True)
+    deadline = time.time() + 10
+    while time.time() < deadline and not any(
+            open("/proc/%s/stat" % q).read().split(") ")[1].split()[1] == str(p.pid)
+            for q in filter(str.isdigit, os.listdir("/proc")) if os.path.exists("/proc/%s/stat" % q)):
+        time.sleep(0.05)  # until a child of qcheck (the worker) exists
+    p.kill()
+    p.wait()
+    deadline = time.time() + 5
+    while time.time() < deadline and group_alive(p.pid):
+        time.sleep(0.05)
+    left = group_alive(p.pid)
+    if left:
+        os.killpg(p.pid, signal.SIGKILL)
+    return left
 
 
 def files(root, pattern):
@@ -158,6 +182,15 @@ def part_kill(tmp, cases, rng):
     check(rc == 0 and not files(out, TEMP), "the next golden generate removes every temporary the killed ones left "
           "(%d left, rc %s)" % (len(files(out, TEMP)), rc))
     planted_writers(gen, out, cases)
+
+    hang = ["--backend", "selftest:hang", "--timeout", "100"]
+    inst = "to=e4m3fn,profile=ml_dtypes,dist=normal,scale=1,n=7"
+    check(not orphans_left(["run", "--case", "cast_fp8", "--params", inst] + hang, cases),
+          "kill -9 of qcheck run alone: its worker (an item that hangs) dies with it")
+    gold = os.path.join(tmp, "hang.h5")
+    run(["export", "--case", "cast_fp8", "--params", inst, "--out", gold], cases)
+    check(not orphans_left(["golden", "verify", "--backend", "selftest:hang", gold], cases),
+          "kill -9 of qcheck golden verify --backend alone: its child (an item that hangs) dies with it")
 
     rep = os.path.join(tmp, "rep")
     runr = ["run", "--case", "cast_fp8,quant_mx", "--backend", "ref", "--quiet", "--report", rep]
