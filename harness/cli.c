@@ -259,3 +259,14 @@ int qc_parse_shard(const char *cmd, const char *arg, int *index, int *count)
                   "JOB_COMPLETION_INDEX/QCHECK_SHARD_COUNT); give --shard I/N");
     return 2;
 }
+
+int qc_opt_int(const char *cmd, const char *key, const char *v, long lo, long hi, long *out)
+{
+    int64_t r;
+    if (qc_parse_i64(v, lo, hi, &r)) { /* strict: no blanks, no '+', no saturation (qc_checked.h) */
+        qc_error(cmd, "--%s must be an integer in [%ld, %ld], got '%s'", key, lo, hi, v);
+        return QC_EXIT_USAGE;
+    }
+    *out = (long)r;
+    return QC_EXIT_OK;
+}

@@ -31,6 +31,9 @@ int qc_parse_args(qc_args *a, const char *cmd, int argc, char **argv, const char
 const char *qc_opt(qc_args *a, const char *key); /* NULL when absent; marks it used */
 int qc_flag(qc_args *a, const char *key);
 int qc_check_all_used(qc_args *a); /* 2 with a message naming an unknown option, else 0 */
+/* The integer value v of option --key in [lo, hi], strictly (qc_parse_i64: no blanks, no '+', no
+ * saturation): 0 with *out, or 2 after an error naming the option, the range and v. */
+int qc_opt_int(const char *cmd, const char *key, const char *v, long lo, long hi, long *out);
 
 /* --shard: "I/N" (1 <= I <= N), or "auto": I and N from the scheduler's environment (Slurm job
  * arrays, GitLab parallel, Buildkite parallelism, Kubernetes indexed Jobs; docs/spec/cli.md),

@@ -245,11 +245,11 @@ int cmd_bringup(int argc, char **argv)
     }
     const char *backend = qc_opt(&a, "backend"), *report = qc_opt(&a, "report"), *dev = qc_opt(&a, "device");
     const char *tmo = qc_opt(&a, "timeout");
-    int device = dev ? atoi(dev) : 0;
-    double timeout = tmo ? atof(tmo) : 600;
+    long device = 0, timeout = 600;
     const qc_backend *bs[16];
     int n, ran = 0, rc = QC_EXIT_OK;
-    if (qc_check_all_used(&a) || (dev && (device < 0 || device > 1023)) || timeout <= 0 || pick(backend, bs, &n))
+    if (qc_check_all_used(&a) || (dev && qc_opt_int(a.cmd, "device", dev, 0, 1023, &device)) ||
+        (tmo && qc_opt_int(a.cmd, "timeout", tmo, 1, 86400, &timeout)) || pick(backend, bs, &n))
         return QC_EXIT_USAGE;
     static outcome os[16];
     for (int i = 0; i < n; i++) {

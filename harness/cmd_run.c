@@ -255,17 +255,6 @@ static void explain_no_match(const char *cmd, const qc_instance *inst, int ninst
     qc_error(cmd, "no instance matched the selection (qcheck list cases)");
 }
 
-static int parse_int(const char *cmd, const char *key, const char *v, long lo, long hi, long *out)
-{
-    int64_t r;
-    if (qc_parse_i64(v, lo, hi, &r)) { /* strict: no blanks, no '+', no saturation (qc_checked.h) */
-        qc_error(cmd, "--%s must be an integer in [%ld, %ld], got '%s'", key, lo, hi, v);
-        return QC_EXIT_USAGE;
-    }
-    *out = (long)r;
-    return QC_EXIT_OK;
-}
-
 #ifndef QC_VERSION
 #define QC_VERSION "0.0.0"
 #endif
@@ -360,7 +349,7 @@ static int parse_devices(const char *cmd, const char *list, qc_run_config *cfg)
             qc_error(cmd, "--devices '%s': at most %d GPUs", list, QC_MAX_DEVICES);
             return 1;
         }
-        if (parse_int(cmd, "devices", t, 0, 1023, &v) != QC_EXIT_OK)
+        if (qc_opt_int(cmd, "devices", t, 0, 1023, &v) != QC_EXIT_OK)
             return 1;
         for (int k = 0; k < cfg->ndevices; k++)
             if (cfg->devices[k] == v) {
@@ -420,23 +409,23 @@ int cmd_run(int argc, char **argv)
         qc_error(a.cmd, "--seed must be a decimal integer in [0, 2^64), got '%s'", seed_arg);
         return QC_EXIT_USAGE;
     }
-    if (jobs_arg && parse_int(a.cmd, "jobs", jobs_arg, 1, 64, &v) == QC_EXIT_OK)
+    if (jobs_arg && qc_opt_int(a.cmd, "jobs", jobs_arg, 1, 64, &v) == QC_EXIT_OK)
         cfg.jobs = (int)v;
     else if (jobs_arg)
         return QC_EXIT_USAGE;
-    if (timeout_arg && parse_int(a.cmd, "timeout", timeout_arg, 1, 86400, &v) == QC_EXIT_OK)
+    if (timeout_arg && qc_opt_int(a.cmd, "timeout", timeout_arg, 1, 86400, &v) == QC_EXIT_OK)
         cfg.timeout = (double)v;
     else if (timeout_arg)
         return QC_EXIT_USAGE;
-    if (show_arg && parse_int(a.cmd, "show", show_arg, 0, 1000, &v) == QC_EXIT_OK)
+    if (show_arg && qc_opt_int(a.cmd, "show", show_arg, 0, 1000, &v) == QC_EXIT_OK)
         cfg.show = (int)v;
     else if (show_arg)
         return QC_EXIT_USAGE;
-    if (batch_arg && parse_int(a.cmd, "batch", batch_arg, 1, 100000, &v) == QC_EXIT_OK)
+    if (batch_arg && qc_opt_int(a.cmd, "batch", batch_arg, 1, 100000, &v) == QC_EXIT_OK)
         cfg.batch = (int)v;
     else if (batch_arg)
         return QC_EXIT_USAGE;
-    if (device_arg && parse_int(a.cmd, "device", device_arg, 0, 1023, &v) == QC_EXIT_OK)
+    if (device_arg && qc_opt_int(a.cmd, "device", device_arg, 0, 1023, &v) == QC_EXIT_OK)
         cfg.device = (int)v;
     else if (device_arg)
         return QC_EXIT_USAGE;

@@ -125,6 +125,11 @@ def test_bringup(qcheck, plugin):
         check(verdicts == ["matches", "differs"] and rep[1]["status"] == "error", "bringup.json: %s" % verdicts)
         md = open(os.path.join(d, "bringup.md")).read()
         check("| `planted.difference` |" in md and "differs on 3 inputs" in md, "bringup.md has the table")
+    for opt, value, why in (("--device", "-1", "[0, 1023]"), ("--device", "1e3", "[0, 1023]"),
+                            ("--timeout", "0", "[1, 86400]"), ("--timeout", "abc", "[1, 86400]")):
+        rc, _, err = run(qcheck, ["bringup", opt, value, "--backend", "plugin:%s:bringup-test" % plugin])
+        check(rc == 2 and ("%s must be an integer in %s, got '%s'" % (opt, why, value)) in err,
+              "bringup %s %s is exit 2 naming the option (%d: %s)" % (opt, value, rc, err.strip()))
 
 
 if __name__ == "__main__":
