@@ -53,12 +53,21 @@ static int eval_dim(const char *expr, const qc_params *p, int64_t *out, char *er
     return 0;
 }
 
-static double scale_of(const qc_input_spec *spec, const qc_params *p)
+/* The input's scale: its "scale" (a number, or a sweep parameter that holds one), 1 without one.
+ * 0, or 2 when it is not a finite number (a NaN scale makes every input NaN: nothing is tested). */
+static int scale_of(const qc_input_spec *spec, const qc_params *p, double *out, char *err, size_t errlen)
 {
+    *out = 1.0;
     if (!spec->scale[0])
-        return 1.0;
-    const char *v = qc_param(p, spec->scale);
-    return strtod(v ? v : spec->scale, NULL);
+        return 0;
+    const char *v = qc_param(p, spec->scale), *text = v ? v : spec->scale;
+    char *end;
+    *out = strtod(text, &end);
+    if (end == text || *end != '\0' || !isfinite(*out)) {
+        snprintf(err, errlen, "input '%s': scale '%s' is not a finite number", spec->name, text);
+        return 2;
+    }
+    return 0;
 }
 
 /* Finite magnitudes of the edge format, ascending; the midpoints and the max come from them. */
@@ -148,9 +157,8 @@ static const char *fill_of(const qc_input_spec *spec, const qc_params *p)
     return qc_param_or(p, spec->fill, spec->fill);
 }
 
-static void fill_f32(const qc_input_spec *spec, const qc_params *p, uint64_t *rng, float *x, int64_t n)
+static void fill_f32(const qc_input_spec *spec, const qc_params *p, double s, uint64_t *rng, float *x, int64_t n)
 {
-    double s = scale_of(spec, p);
     const char *fill = fill_of(spec, p);
     for (int64_t i = 0; i < n; i++) {
         double v;
@@ -294,7 +302,10 @@ static int generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed
         return 0;
     }
     float *x = out->data;
-    fill_f32(spec, p, &rng, x, n);
+    double scale;
+    if (scale_of(spec, p, &scale, err, errlen))
+        return 2;
+    fill_f32(spec, p, scale, &rng, x, n);
     if (spec->zero_blocks[0]) {
         int64_t block;
         if (qc_eval(spec->zero_blocks, p, &block, err, errlen))
@@ -316,7 +327,7 @@ static int generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed
         int64_t at = 0;
         if (spec->at[0] && qc_eval(spec->at, p, &at, err, errlen))
             return 2;
-        x[((at % n) + n) % n] = (float)scale_of(spec, p);
+        x[((at % n) + n) % n] = (float)scale;
     }
     float edges[1024];
     int ne = edge_values(spec, p, edges, 1024);

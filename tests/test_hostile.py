@@ -14,6 +14,9 @@ a signal (a crash) is always a failure.
   defect 7  case files that should be refused (a string "constraints", "budget": "nan", a
             fractional range, a misspelt "parms", "vectors" outside cases/)
   defect 8  an unknown qc_dtype ("e9m9") verifies as PASS
+  numbers   (an audit of 2026-12-06) a NaN, infinite, zero or negative fp8_max / static_scale /
+            gscale, a negative eps, both gscale forms, an input scale of nan: accepted, every
+            output NaN or zero
 (Defect 2, ids cut at 150 characters, is test_harness.py's test_instance_ids; full disks and
 kill -9 are test_faults.py's.)
 
@@ -316,6 +319,35 @@ def test_unknown_dtype(tmp, cases):
           "defect 8: a golden whose qc_dtype is 'e9m9' is exit 2 naming it, not PASS (%s)" % show(rc, err))
 
 
+def test_numbers(tmp, cases):
+    x = os.path.join(tmp, "x128.f32")
+    with open(x, "wb") as f:
+        f.write(bytes(128 * 128 * 4))
+    out = os.path.join(tmp, "numbers")
+    for recipe, params, words in (
+            ("token", ["fp8_max=nan"], ["fp8_max=nan", "> 0"]),
+            ("token", ["fp8_max=0"], ["fp8_max=0", "> 0"]),
+            ("tensor", ["fp8_max=-448"], ["fp8_max=-448"]),
+            ("tensor", ["static_scale=inf"], ["static_scale=inf"]),
+            ("tensor", ["static_scale=0"], ["static_scale=0"]),
+            ("token_group", ["eps=-1"], ["eps=-1", ">= 0"]),
+            ("token_group", ["eps=nan"], ["eps=nan"]),
+            ("nvfp4", ["gscale_decode=0"], ["gscale_decode=0"]),
+            ("nvfp4", ["gscale_decode=1e-45"], ["gscale_decode=1e-45", "not a finite fp32"]),
+            ("nvfp4", ["gscale_encode=2", "gscale_decode=0.5"], ["give one"])):
+        args = ["quant", "--recipe", recipe, "--shape", "128x128"]
+        for prm in params:
+            args += ["--param", prm]
+        rc, _, err = run(args + [x, out])
+        check(refused(rc, err, *words), "numbers: quant %s %s is exit 2 naming it (%s)" % (recipe, params, show(rc, err)))
+    rc, _, err = run(["quant", "--recipe", "token_group", "--shape", "128x128", "--param", "eps=0", x, out])
+    check(rc == 0, "numbers: quant token_group eps=0 is taken (%s)" % show(rc, err))
+    rc, _, err = run(["export", "--case", "cast_fp8", "--out", os.path.join(tmp, "nan.h5"), "--params",
+                      "scale=nan,to=e4m3fn,profile=ml_dtypes,dist=normal,n=7"], cases)
+    check(refused(rc, err, "scale 'nan'", "not a finite number"),
+          "numbers: an input scale of nan is exit 2 naming it (%s)" % show(rc, err))
+
+
 def main():
     global QCHECK
     ap = argparse.ArgumentParser()
@@ -332,6 +364,7 @@ def main():
         test_temporaries(tmp, a.cases)
         test_schema(tmp)
         test_unknown_dtype(tmp, a.cases)
+        test_numbers(tmp, a.cases)
     print("%d checks failed" % len(FAILS) if FAILS else "all hostile-input checks passed")
     return 1 if FAILS else 0
 
