@@ -14,9 +14,9 @@ a signal (a crash) is always a failure.
   defect 7  case files that should be refused (a string "constraints", "budget": "nan", a
             fractional range, a misspelt "parms", "vectors" outside cases/)
   defect 8  an unknown qc_dtype ("e9m9") verifies as PASS
-  numbers   (an audit of 2026-12-06) a NaN, infinite, zero or negative fp8_max / static_scale /
-            gscale, a negative eps, both gscale forms, an input scale of nan: accepted, every
-            output NaN or zero
+  numbers   (an audit of 2026-12-06) a NaN, infinite, zero or negative fp8_max, a negative or NaN
+            eps, both gscale forms, an input scale of nan: accepted, every output NaN or zero (a
+            runtime scale may be anything: real code gets NaN global scales)
 (Defect 2, ids cut at 150 characters, is test_harness.py's test_instance_ids; full disks and
 kill -9 are test_faults.py's.)
 
@@ -328,20 +328,19 @@ def test_numbers(tmp, cases):
             ("token", ["fp8_max=nan"], ["fp8_max=nan", "> 0"]),
             ("token", ["fp8_max=0"], ["fp8_max=0", "> 0"]),
             ("tensor", ["fp8_max=-448"], ["fp8_max=-448"]),
-            ("tensor", ["static_scale=inf"], ["static_scale=inf"]),
-            ("tensor", ["static_scale=0"], ["static_scale=0"]),
+            ("tensor", ["static_scale=x"], ["static_scale=x", "not a number"]),
             ("token_group", ["eps=-1"], ["eps=-1", ">= 0"]),
             ("token_group", ["eps=nan"], ["eps=nan"]),
-            ("nvfp4", ["gscale_decode=0"], ["gscale_decode=0"]),
-            ("nvfp4", ["gscale_decode=1e-45"], ["gscale_decode=1e-45", "not a finite fp32"]),
             ("nvfp4", ["gscale_encode=2", "gscale_decode=0.5"], ["give one"])):
         args = ["quant", "--recipe", recipe, "--shape", "128x128"]
         for prm in params:
             args += ["--param", prm]
         rc, _, err = run(args + [x, out])
         check(refused(rc, err, *words), "numbers: quant %s %s is exit 2 naming it (%s)" % (recipe, params, show(rc, err)))
-    rc, _, err = run(["quant", "--recipe", "token_group", "--shape", "128x128", "--param", "eps=0", x, out])
-    check(rc == 0, "numbers: quant token_group eps=0 is taken (%s)" % show(rc, err))
+    for recipe, prm in (("token_group", "eps=0"), ("nvfp4", "gscale_decode=nan"), ("tensor", "static_scale=0")):
+        rc, _, err = run(["quant", "--recipe", recipe, "--shape", "128x128", "--param", prm, x, out])
+        check(rc == 0, "numbers: quant %s %s is taken (a setting at its edge, or a runtime scale) (%s)"
+              % (recipe, prm, show(rc, err)))
     rc, _, err = run(["export", "--case", "cast_fp8", "--out", os.path.join(tmp, "nan.h5"), "--params",
                       "scale=nan,to=e4m3fn,profile=ml_dtypes,dist=normal,n=7"], cases)
     check(refused(rc, err, "scale 'nan'", "not a finite number"),
