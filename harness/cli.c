@@ -52,6 +52,22 @@ static int max_instances_option(qc_args *a)
     return QC_EXIT_OK;
 }
 
+/* An option given twice is refused: the second would silently replace the first (`--case a --case b`
+ * runs b alone). --param is the one that repeats by design (quant, layout: one key=value each). */
+static int repeated_option(const qc_args *a)
+{
+    for (int i = 0; i < a->nopt; i++)
+        for (int j = i + 1; j < a->nopt && strcmp(a->key[i], "param"); j++)
+            if (!strcmp(a->key[i], a->key[j])) {
+                int list = !strcmp(a->key[i], "case") || !strcmp(a->key[i], "backend");
+                qc_error(a->cmd, "option --%s is given twice ('%s' and '%s'): give it once%s%s%s", a->key[i],
+                         a->val[i] ? a->val[i] : "", a->val[j] ? a->val[j] : "", list ? " (a list takes commas: --" : "",
+                         list ? a->key[i] : "", list ? " A,B)" : "");
+                return QC_EXIT_USAGE;
+            }
+    return QC_EXIT_OK;
+}
+
 int qc_parse_args(qc_args *a, const char *cmd, int argc, char **argv, const char *const *flags)
 {
     memset(a, 0, sizeof *a);
@@ -94,7 +110,7 @@ int qc_parse_args(qc_args *a, const char *cmd, int argc, char **argv, const char
         a->val[a->nopt] = val;
         a->nopt++;
     }
-    return max_instances_option(a);
+    return repeated_option(a) || max_instances_option(a) ? QC_EXIT_USAGE : QC_EXIT_OK;
 }
 
 const char *qc_opt(qc_args *a, const char *key)
@@ -105,7 +121,7 @@ const char *qc_opt(qc_args *a, const char *key)
             a->used[i] = 1;
             v = a->val[i] ? a->val[i] : "";
         }
-    return v; /* the last occurrence wins, as in most CLIs */
+    return v; /* at most one (repeated_option) */
 }
 
 int qc_flag(qc_args *a, const char *key) { return qc_opt(a, key) != NULL; }

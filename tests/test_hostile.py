@@ -16,7 +16,8 @@ a signal (a crash) is always a failure.
   defect 8  an unknown qc_dtype ("e9m9") verifies as PASS
   numbers   (an audit of 2026-12-06) a NaN, infinite, zero or negative fp8_max, a negative or NaN
             eps, both gscale forms, an input scale of nan: accepted, every output NaN or zero (a
-            runtime scale may be anything: real code gets NaN global scales)
+            runtime scale may be anything: real code gets NaN global scales); an option given
+            twice (the second silently replaced the first)
 (Defect 2, ids cut at 150 characters, is test_harness.py's test_instance_ids; full disks and
 kill -9 are test_faults.py's.)
 
@@ -347,6 +348,16 @@ def test_numbers(tmp, cases):
           "numbers: an input scale of nan is exit 2 naming it (%s)" % show(rc, err))
 
 
+def test_repeated_options(tmp, cases):
+    for args, key in ((["run", "--case", "decode", "--case", "quant_fp8"], "--case"),
+                      (["run", "--case", "decode", "--jobs", "1", "--jobs=2"], "--jobs"),
+                      (["golden", "verify", "--backend", "ref", "--backend", "cpu", "x.h5"], "--backend"),
+                      (["decode", "--format", "e4m3fn", "--format", "e5m2", os.path.join(tmp, "t.bin")], "--format")):
+        rc, _, err = run(args, cases)
+        check(refused(rc, err, key, "given twice"), "repeated options: %s is exit 2 naming %s (%s)"
+              % (" ".join(args[:6]), key, show(rc, err)))
+
+
 def main():
     global QCHECK
     ap = argparse.ArgumentParser()
@@ -364,6 +375,7 @@ def main():
         test_schema(tmp)
         test_unknown_dtype(tmp, a.cases)
         test_numbers(tmp, a.cases)
+        test_repeated_options(tmp, a.cases)
     print("%d checks failed" % len(FAILS) if FAILS else "all hostile-input checks passed")
     return 1 if FAILS else 0
 
