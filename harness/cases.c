@@ -669,6 +669,30 @@ static int case_files(DIR *d, const char *dir, char **names, int *n, char *err, 
     return 0;
 }
 
+int qc_case_in_list(const char *name, const char *list)
+{
+    size_t n = strlen(name);
+    for (const char *s = list; s; s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL)
+        if (!strncmp(s, name, n) && (s[n] == ',' || s[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+int qc_case_list_known(const qc_case *cases, int n, const char *list, char *err, size_t errlen)
+{
+    for (const char *s = list; s; s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL) {
+        size_t len = strchr(s, ',') ? (size_t)(strchr(s, ',') - s) : strlen(s);
+        int known = 0;
+        for (int c = 0; c < n && !known; c++)
+            known = strlen(cases[c].name) == len && !strncmp(cases[c].name, s, len);
+        if (!known) {
+            snprintf(err, errlen, "unknown case '%.*s' (qcheck list cases)", (int)(len < 200 ? len : 200), s);
+            return 2;
+        }
+    }
+    return 0;
+}
+
 int qc_cases_load_dir(const char *dir, qc_case **cases, int *ncases, char *err, size_t errlen)
 {
     *cases = NULL; /* qc_cases_free(*cases, *ncases) is right whatever this returns */
@@ -682,6 +706,10 @@ int qc_cases_load_dir(const char *dir, qc_case **cases, int *ncases, char *err, 
     int n = 0;
     int rc = case_files(d, dir, names, &n, err, errlen);
     closedir(d);
+    if (!rc && n == 0) {
+        snprintf(err, errlen, "the cases folder '%s' holds no case file (NAME.json; set QCHECK_CASES)", dir);
+        rc = 2;
+    }
     *cases = rc ? NULL : calloc((size_t)(n ? n : 1), sizeof **cases);
     if (!rc && !*cases) {
         snprintf(err, errlen, "out of memory loading %d case files", n);

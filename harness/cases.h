@@ -75,13 +75,18 @@ typedef struct qc_instance {
 } qc_instance;
 
 /* Loads every NAME.json of dir (sorted by name). Returns 0, or 2 with a message naming the
- * file, key and bad value. */
+ * file, key and bad value, or the folder when it holds no case file (nothing would be checked). */
 int qc_cases_load_dir(const char *dir, qc_case **cases, int *ncases, char *err, size_t errlen);
 int qc_case_load(const char *path, const char *dir, qc_case *c, char *err, size_t errlen);
 /* The same from len bytes of JSON text (path names it in messages; dir holds its vectors). */
 int qc_case_parse(const char *path, const char *dir, const char *text, size_t len, qc_case *c, char *err,
                   size_t errlen);
 void qc_cases_free(qc_case *cases, int n);
+
+/* --case NAME[,NAME..]: whether name is one of the list (exactly), and 0 when every name of the list
+ * is a loaded case, else 2 with err naming the first that is not. */
+int qc_case_in_list(const char *name, const char *list);
+int qc_case_list_known(const qc_case *cases, int n, const char *list, char *err, size_t errlen);
 
 /* The most combinations one case's sweep may make for one tier, counted before any instance is
  * built (the product of its value counts, before constraints; docs/cases.md "params"). The

@@ -29,6 +29,19 @@ static int load_cases(const char *cmd, qc_case **cases, int *n)
     return QC_EXIT_OK;
 }
 
+/* --case's names, when given, must all be loaded cases: 0, or 2 after an error naming the first
+ * that is not (the cases are freed then). */
+static int known_cases(const char *cmd, qc_case *cases, int n, const char *case_arg)
+{
+    char err[512];
+    if (case_arg && qc_case_list_known(cases, n, case_arg, err, sizeof err)) {
+        qc_error(cmd, "%s", err);
+        qc_cases_free(cases, n);
+        return QC_EXIT_USAGE;
+    }
+    return QC_EXIT_OK;
+}
+
 static const qc_case *find_case(const qc_case *cases, int n, const char *name)
 {
     for (int i = 0; i < n; i++)
@@ -133,11 +146,11 @@ static int golden_generate(int argc, char **argv)
     }
     qc_case *cases;
     int ncases, rc = QC_EXIT_OK, written = 0;
-    if (load_cases(a.cmd, &cases, &ncases))
+    if (load_cases(a.cmd, &cases, &ncases) || known_cases(a.cmd, cases, ncases, case_arg))
         return QC_EXIT_USAGE;
     char err[1024];
     for (int c = 0; c < ncases && rc == QC_EXIT_OK; c++) {
-        if (case_arg && !strstr(case_arg, cases[c].name))
+        if (case_arg && !qc_case_in_list(cases[c].name, case_arg))
             continue;
         qc_instance *inst = NULL;
         int n = 0, cap = 0;
@@ -805,15 +818,6 @@ int cmd_identify(int argc, char **argv)
 
 /* ---- qcheck coverage: the boundary classes the quant cases of a tier reach ---- */
 
-static int name_in_list(const char *name, const char *list)
-{
-    size_t n = strlen(name);
-    for (const char *s = list; s; s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL)
-        if (!strncmp(s, name, n) && (s[n] == ',' || s[n] == '\0'))
-            return 1;
-    return 0;
-}
-
 static int print_coverage(const qc_coverage_row *cv, int n)
 {
     int missing = 0;
@@ -856,10 +860,10 @@ int cmd_coverage(int argc, char **argv)
     int ncases, rc = QC_EXIT_OK, ncov = 0;
     qc_coverage_row cv[256];
     char err[1024];
-    if (load_cases(a.cmd, &cases, &ncases))
+    if (load_cases(a.cmd, &cases, &ncases) || known_cases(a.cmd, cases, ncases, case_arg))
         return QC_EXIT_USAGE;
     for (int c = 0; c < ncases && !rc; c++) {
-        if (strcmp(cases[c].op, "quant") || (case_arg && !name_in_list(cases[c].name, case_arg)))
+        if (strcmp(cases[c].op, "quant") || (case_arg && !qc_case_in_list(cases[c].name, case_arg)))
             continue;
         qc_instance *inst = NULL;
         int n = 0, cap = 0;

@@ -335,6 +335,10 @@ static void summarize(const qc_result *res, int n, const qc_backend *const *back
         printf("%d failing items could not be saved by --keep-failing (the run fails)\n", unsaved);
     if (count[QC_FAIL] - expected_fail + count[QC_ERROR] + count[QC_MISTRUSTED] + unsaved)
         *exit_code = QC_EXIT_FAIL;
+    if (n > 0 && count[QC_SKIPPED] == n) { /* a gate that compared nothing must not read as green */
+        printf("NOTHING CHECKED: every item was skipped (no backend compared an output; not a pass)\n");
+        *exit_code = QC_EXIT_FAIL;
+    }
 }
 
 /* --devices A,B,..: distinct GPU indices in [0, 1023], at most QC_MAX_DEVICES. */
@@ -466,17 +470,12 @@ int cmd_run(int argc, char **argv)
     static char case_buf[2048];
     selection wanted = {{0}, 0};
     if (case_arg) {
+        if (qc_case_list_known(cases, ncases, case_arg, err, sizeof err)) {
+            qc_error(a.cmd, "%s", err);
+            goto out;
+        }
         snprintf(case_buf, sizeof case_buf, "%s", case_arg);
         split(case_buf, &wanted);
-        for (int i = 0; i < wanted.n; i++) {
-            int known = 0;
-            for (int c = 0; c < ncases; c++)
-                known |= !strcmp(cases[c].name, wanted.names[i]);
-            if (!known) {
-                qc_error(a.cmd, "unknown case '%s' (qcheck list cases)", wanted.names[i]);
-                goto out;
-            }
-        }
     }
     int ninst = 0, cap = 0;
     for (int c = 0; c < ncases; c++) {

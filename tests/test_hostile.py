@@ -358,6 +358,23 @@ def test_repeated_options(tmp, cases):
               % (" ".join(args[:6]), key, show(rc, err)))
 
 
+def test_nothing_checked(tmp, cases):
+    rc, out, err = run(["run", "--case", "fp8_rowwise_gemm", "--backend", "cpu-amx", "--quiet"], cases)  # declined or cannot run
+    env_cases = os.path.join(tmp, "empty-cases")
+    os.makedirs(env_cases, exist_ok=True)
+    check(rc == 1 and "NOTHING CHECKED" in out, "nothing checked: a run whose every item was skipped is exit 1 (%s)"
+          % show(rc, out + err))
+    for args in (["golden", "generate", "--case", "nonexist", "--out", os.path.join(tmp, "g")],
+                 ["coverage", "--case", "nonexist"], ["run", "--case", "decode,nonexist"]):
+        rc, _, err = run(args, cases)
+        check(refused(rc, err, "unknown case 'nonexist'"), "nothing checked: %s is exit 2 naming the case (%s)"
+              % (" ".join(args[:3]), show(rc, err)))
+    for args in (["list", "cases"], ["golden", "generate", "--out", os.path.join(tmp, "g")], ["coverage"]):
+        rc, _, err = run(args, env_cases)
+        check(refused(rc, err, "holds no case file"), "nothing checked: %s on an empty cases folder is exit 2 (%s)"
+              % (" ".join(args[:2]), show(rc, err)))
+
+
 def main():
     global QCHECK
     ap = argparse.ArgumentParser()
@@ -376,6 +393,7 @@ def main():
         test_unknown_dtype(tmp, a.cases)
         test_numbers(tmp, a.cases)
         test_repeated_options(tmp, a.cases)
+        test_nothing_checked(tmp, a.cases)
     print("%d checks failed" % len(FAILS) if FAILS else "all hostile-input checks passed")
     return 1 if FAILS else 0
 
