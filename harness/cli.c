@@ -9,6 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tempfile.h"
 
 void qc_error(const char *cmd, const char *fmt, ...)
 {
@@ -136,12 +140,45 @@ int qc_check_all_used(qc_args *a)
     return QC_EXIT_OK;
 }
 
+/* The files qc_read_file read, so that no output overwrites one (a command reads at most 3). */
+static struct {
+    dev_t dev;
+    ino_t ino;
+    char path[256];
+} inputs_read[16];
+static int ninputs_read;
+
+int qc_same_path(const char *a, const char *b)
+{
+    struct stat x, y;
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+int qc_output_clobbers(const char *cmd, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return QC_EXIT_OK; /* a new file: no input is one */
+    for (int i = 0; i < ninputs_read; i++)
+        if (inputs_read[i].dev == st.st_dev && inputs_read[i].ino == st.st_ino) {
+            qc_error(cmd, "output '%s' is the input '%s': it would overwrite it (give another name)", path,
+                     inputs_read[i].path);
+            return QC_EXIT_USAGE;
+        }
+    return QC_EXIT_OK;
+}
+
 int qc_read_file(const char *cmd, const char *path, uint8_t **data, size_t *size)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
         qc_error(cmd, "cannot open input '%s': %s", path, strerror(errno));
         return QC_EXIT_USAGE;
+    }
+    struct stat st;
+    if (ninputs_read < (int)(sizeof inputs_read / sizeof inputs_read[0]) && fstat(fileno(f), &st) == 0) {
+        inputs_read[ninputs_read].dev = st.st_dev, inputs_read[ninputs_read].ino = st.st_ino;
+        snprintf(inputs_read[ninputs_read++].path, sizeof inputs_read[0].path, "%s", path);
     }
     size_t cap = 1 << 16, n = 0;
     uint8_t *buf = malloc(cap);
@@ -172,16 +209,50 @@ int qc_read_file(const char *cmd, const char *path, uint8_t **data, size_t *size
     return QC_EXIT_OK;
 }
 
+/* All of data to fd; 0, or -1 with errno set. */
+static int write_all(int fd, const void *data, size_t size)
+{
+    for (const char *p = data; size;) {
+        ssize_t k = write(fd, p, size);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            errno = k == 0 ? ENOSPC : errno;
+            return -1;
+        }
+        p += k, size -= (size_t)k;
+    }
+    return 0;
+}
+
 int qc_write_file(const char *cmd, const char *path, const void *data, size_t size)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f) {
+    struct stat st;
+    if (qc_output_clobbers(cmd, path))
+        return QC_EXIT_USAGE;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* a FIFO, a device: no rename onto it */
+        FILE *f = fopen(path, "wb");
+        size_t n = f && size ? fwrite(data, 1, size, f) : 0;
+        if (!f || fclose(f) != 0 || n != size) {
+            qc_error(cmd, "cannot write output '%s': %s", path, strerror(errno));
+            return QC_EXIT_USAGE;
+        }
+        return QC_EXIT_OK;
+    }
+    char tmp[4096];
+    int fd = qc_temp_create(path, tmp, sizeof tmp);
+    if (fd < 0) {
         qc_error(cmd, "cannot create output '%s': %s", path, strerror(errno));
         return QC_EXIT_USAGE;
     }
-    size_t n = size ? fwrite(data, 1, size, f) : 0;
-    if (fclose(f) != 0 || n != size) {
-        qc_error(cmd, "error writing '%s'", path);
+    int err = write_all(fd, data, size) != 0 ? errno : 0;
+    if (close(fd) != 0 && !err)
+        err = errno;
+    if (!err && rename(tmp, path) != 0)
+        err = errno;
+    if (err) {
+        unlink(tmp);
+        qc_error(cmd, "error writing '%s': %s (nothing written)", path, strerror(err));
         return QC_EXIT_USAGE;
     }
     return QC_EXIT_OK;

@@ -72,7 +72,15 @@ static int write_outputs(const char *cmd, const qc_quant_job *j, qc_quantized *q
         qc_error(cmd, "%s", err);
         return QC_EXIT_USAGE;
     }
-    int rc = write_with(cmd, prefix, ".q", qz->q, qbytes);
+    static const char *const exts[] = {".q", ".scale", ".gscale"};
+    int rc = QC_EXIT_OK;
+    for (int k = 0; k < 3 && !rc; k++) { /* every output checked before the first is written */
+        char *p = path_with(prefix, exts[k]);
+        rc = p ? qc_output_clobbers(cmd, p) : QC_EXIT_USAGE;
+        free(p);
+    }
+    if (!rc)
+        rc = write_with(cmd, prefix, ".q", qz->q, qbytes);
     if (!rc)
         rc = write_with(cmd, prefix, ".scale", scale, sbytes);
     if (!rc && j->recipe == QC_RECIPE_NVFP4)

@@ -181,5 +181,10 @@ int cmd_report(int argc, char **argv)
         qc_error(a.cmd, "merge needs the shard report folders and --out DIR");
         return QC_EXIT_USAGE;
     }
+    for (int i = 1; i < a.npos; i++)
+        if (qc_same_path(out, a.pos[i])) { /* its report would replace the shard's */
+            qc_error(a.cmd, "--out %s is the shard folder %s: give a new folder", out, a.pos[i]);
+            return QC_EXIT_USAGE;
+        }
     return merge(a.cmd, (char **)a.pos + 1, a.npos - 1, out);
 }

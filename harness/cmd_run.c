@@ -399,6 +399,10 @@ int cmd_run(int argc, char **argv)
         qc_error(a.cmd, "unexpected argument '%s' (see qcheck run --help)", a.pos[0]);
         return QC_EXIT_USAGE;
     }
+    if (report_dir && qc_same_path(report_dir, qc_cases_dir())) { /* its summary.json would be read as a case */
+        qc_error(a.cmd, "--report %s is the cases folder: give another folder", report_dir);
+        return QC_EXIT_USAGE;
+    }
     int tier = qc_tier_from_name(suite ? suite : "quick");
     if (tier < 0) {
         qc_error(a.cmd, "unknown suite '%s' (known: quick, full, bringup)", suite);

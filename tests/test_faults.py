@@ -8,7 +8,7 @@
                 (not its group) while an item hangs: its worker dies with it (runner.h qc_fork).
   --part disk   a tmpfs too small for the output: exit 2 (never a crash: golden generate once ended
                 in SIGSEGV after its ENOSPC message), no temporary left, nothing partial under a
-                final name; the same tmpfs read-only: exit 2 naming the folder. Needs mount(8)
+                final name (goldens, reports, raw outputs); the same tmpfs read-only: exit 2 naming the folder. Needs mount(8)
                 (root); SKIPPED with exit 77 where mounting is not permitted.
 
 usage: test_faults.py --qcheck PATH --cases DIR --part kill|disk [--seed N]
@@ -264,6 +264,15 @@ def part_disk(tmp, cases):
         check(rc == 1 and "could not save" in out, "full tmpfs: --keep-failing reports each golden it could not "
               "save and the run goes on (rc %s)" % rc)
         check(not files(full, TEMP), "full tmpfs: --keep-failing leaves no temporary")
+        src = os.path.join(tmp, "x.f32")  # 64 KiB of fp32 in, 16 KiB of codes out: more than the few KB left
+        with open(src, "wb") as f:
+            f.write(b"\0" * (64 << 10))
+        raw = os.path.join(full, "raw.e4m3")
+        rc, _, err = run(["cast", "--from", "f32", "--to", "e4m3fn", src, raw], cases)
+        left = [n for n in os.listdir(full) if n.startswith("raw.e4m3")]
+        check(rc == 2 and "No space left" in err and not left,
+              "full tmpfs: cast is exit 2 naming ENOSPC and leaves neither a partial output nor a temporary "
+              "(rc %s, left %s: %s)" % (rc, left, err.strip()[-120:]))
     finally:
         umount(full)
     ro = os.path.join(tmp, "ro")

@@ -17,7 +17,8 @@ a signal (a crash) is always a failure.
   numbers   (an audit of 2026-12-06) a NaN, infinite, zero or negative fp8_max, a negative or NaN
             eps, both gscale forms, an input scale of nan: accepted, every output NaN or zero (a
             runtime scale may be anything: real code gets NaN global scales); an option given
-            twice (the second silently replaced the first)
+            twice (the second silently replaced the first); an output that is its own input
+            (overwritten, exit 0), a report written over a shard's or into the cases folder
 (Defect 2, ids cut at 150 characters, is test_harness.py's test_instance_ids; full disks and
 kill -9 are test_faults.py's.)
 
@@ -375,6 +376,43 @@ def test_nothing_checked(tmp, cases):
               % (" ".join(args[:2]), show(rc, err)))
 
 
+def test_clobber(tmp, cases):
+    a = os.path.join(tmp, "a.f32")
+    data = bytes(range(16)) * 4
+    with open(a, "wb") as f:
+        f.write(data)
+    link = os.path.join(tmp, "link.f32")
+    os.symlink(a, link)
+    x = os.path.join(tmp, "x.q")  # a quant input named like the quant's own .q output
+    with open(x, "wb") as f:
+        f.write(bytes(128 * 128 * 4))
+    nv = os.path.join(tmp, "nv")
+    run(["quant", "--recipe", "nvfp4", "--shape", "128x128", x, nv])
+    with open(nv + ".scale", "rb") as f:
+        nv_scale = f.read()
+    for what, args, path, before in (
+            ("cast a a", ["cast", "--from", "f32", "--to", "e4m3fn", a, a], a, data),
+            ("cast a link-to-a", ["cast", "--from", "f32", "--to", "e4m3fn", a, link], a, data),
+            ("layout apply a a", ["layout", "apply", "--map", "sf128x4", "--rows", "8", "--cols", "8", a, a], a, data),
+            ("quant x.q x", ["quant", "--recipe", "token", "--shape", "128x128", x, os.path.join(tmp, "x")], x,
+             bytes(128 * 128 * 4)),
+            ("dequant nv nv.scale", ["dequant", "--recipe", "nvfp4", "--shape", "128x128", nv, nv + ".scale"],
+             nv + ".scale", nv_scale)):
+        rc, _, err = run(args, cases)
+        with open(path, "rb") as f:
+            kept = f.read() == before
+        check(refused(rc, err, "would overwrite") and kept,
+              "clobber: %s is exit 2 and the input is kept (%s, kept %s)" % (what, show(rc, err), kept))
+    rep = os.path.join(tmp, "rep1")
+    run(["run", "--case", "decode", "--backend", "ref", "--quiet", "--report", rep], cases)
+    rc, _, err = run(["report", "merge", rep, "--out", rep], cases)
+    check(refused(rc, err, "is the shard folder"), "clobber: report merge --out a shard folder is exit 2 (%s)"
+          % show(rc, err))
+    rc, _, err = run(["run", "--case", "decode", "--backend", "ref", "--report", cases], cases)
+    check(refused(rc, err, "is the cases folder"), "clobber: run --report the cases folder is exit 2 (%s)"
+          % show(rc, err))
+
+
 def main():
     global QCHECK
     ap = argparse.ArgumentParser()
@@ -394,6 +432,7 @@ def main():
         test_numbers(tmp, a.cases)
         test_repeated_options(tmp, a.cases)
         test_nothing_checked(tmp, a.cases)
+        test_clobber(tmp, a.cases)
     print("%d checks failed" % len(FAILS) if FAILS else "all hostile-input checks passed")
     return 1 if FAILS else 0
 
