@@ -35,7 +35,7 @@ def summary(out):
 
 
 def main():
-    qcheck, example, abi99, ties_away, cpu, persistent, bringup = sys.argv[1:8]
+    qcheck, example, abi99, ties_away, cpu, persistent, bringup, hostile = sys.argv[1:9]
     rc, out, err = run(qcheck, ["run", "--case", "cast_fp8", "--backend", "plugin:" + example, "-v"])
     s = summary(out)
     lines = [l for l in out.splitlines() if l.split()[:1] and l.split()[0] in ("PASS", "SKIPPED", "FAIL", "ERROR")]
@@ -69,7 +69,27 @@ def main():
     check(s is not None and s[1] == 0 and (s[0] > 0 or s[2] > 0), "the cpu backends load as a plugin: %s %s" % (s, err.strip()))
     test_persistent(qcheck, persistent)
     test_bringup(qcheck, bringup)
+    test_hostile(qcheck, hostile)
     return 1 if failures else 0
+
+
+def test_hostile(qcheck, plugin):
+    """A plugin whose entry misbehaves is exit 2 naming it: never a crash of qcheck, never exit 0."""
+    for mode, words in (("huge", "returned 1073741824 backends"), ("null", "backend 1 of 2 is NULL"),
+                        ("unnamed", "no usable name"), ("comma", "no usable name ('a,b'"),
+                        ("exit", "ended the process while loading or in its entry (exit status 0)"),
+                        ("crash", "crashed: signal 11")):
+        env = dict(os.environ, HOSTILE_PLUGIN=mode)
+        p = subprocess.run([qcheck, "run", "--case", "cast_fp8", "--backend", "plugin:" + plugin], capture_output=True,
+                           text=True, env=env, timeout=120)
+        if mode == "crash" and "ASAN_OPTIONS" in os.environ:  # AddressSanitizer turns the SIGSEGV into an abort
+            words = "crashed: signal 6" if "crashed: signal 6" in p.stderr else "ended the process"
+        check(p.returncode == 2 and words in p.stderr and plugin in p.stderr,
+              "a plugin whose entry gives '%s' is exit 2 naming it (%d: %s)" % (mode, p.returncode, p.stderr.strip()[:160]))
+    p = subprocess.run([qcheck, "run", "--case", "cast_fp8", "--quiet", "--backend", "plugin:" + plugin],
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 1 and "NOTHING CHECKED" in p.stdout,
+          "the same plugin behaving loads, declines all and checks nothing: exit 1 (%d)" % p.returncode)
 
 
 def test_persistent(qcheck, plugin):
