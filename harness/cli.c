@@ -140,6 +140,14 @@ int qc_check_all_used(qc_args *a)
     return QC_EXIT_OK;
 }
 
+int qc_positionals_at_most(qc_args *a, int n)
+{
+    if (a->npos <= n)
+        return QC_EXIT_OK;
+    qc_error(a->cmd, "unexpected argument '%s' (see qcheck %s --help)", a->pos[n], a->cmd);
+    return QC_EXIT_USAGE;
+}
+
 /* The files qc_read_file read, so that no output overwrites one (a command reads at most 3). */
 static struct {
     dev_t dev;

@@ -31,6 +31,7 @@ int qc_parse_args(qc_args *a, const char *cmd, int argc, char **argv, const char
 const char *qc_opt(qc_args *a, const char *key); /* NULL when absent; marks it used */
 int qc_flag(qc_args *a, const char *key);
 int qc_check_all_used(qc_args *a); /* 2 with a message naming an unknown option, else 0 */
+int qc_positionals_at_most(qc_args *a, int n); /* 2 with a message naming the first extra argument, else 0 */
 /* The integer value v of option --key in [lo, hi], strictly (qc_parse_i64: no blanks, no '+', no
  * saturation): 0 with *out, or 2 after an error naming the option, the range and v. */
 int qc_opt_int(const char *cmd, const char *key, const char *v, long lo, long hi, long *out);

@@ -248,7 +248,8 @@ int cmd_bringup(int argc, char **argv)
     long device = 0, timeout = 600;
     const qc_backend *bs[16];
     int n, ran = 0, rc = QC_EXIT_OK;
-    if (qc_check_all_used(&a) || (dev && qc_opt_int(a.cmd, "device", dev, 0, 1023, &device)) ||
+    if (qc_check_all_used(&a) || qc_positionals_at_most(&a, 0) ||
+        (dev && qc_opt_int(a.cmd, "device", dev, 0, 1023, &device)) ||
         (tmo && qc_opt_int(a.cmd, "timeout", tmo, 1, 86400, &timeout)) || pick(backend, bs, &n))
         return QC_EXIT_USAGE;
     static outcome os[16];

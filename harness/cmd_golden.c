@@ -129,7 +129,7 @@ static int golden_generate(int argc, char **argv)
     const char *out = qc_opt(&a, "out"), *case_arg = qc_opt(&a, "case"), *suite = qc_opt(&a, "suite");
     const char *seed_arg = qc_opt(&a, "seed"), *jobs_arg = qc_opt(&a, "jobs");
     uint64_t jobs = 1, seed = 0;
-    if (qc_check_all_used(&a))
+    if (qc_check_all_used(&a) || qc_positionals_at_most(&a, 0))
         return QC_EXIT_USAGE;
     if (jobs_arg && (qc_parse_u64(jobs_arg, 64, &jobs) || jobs < 1)) {
         qc_error(a.cmd, "--jobs must be an integer in [1, 64], got '%s'", jobs_arg);
@@ -550,7 +550,9 @@ int cmd_export(int argc, char **argv)
         qc_error(a.cmd, "unknown case '%s' (qcheck list cases)", case_arg);
         rc = QC_EXIT_USAGE;
     } else {
-        rc = select_instances(&a, c, &inst, &n) || qc_check_all_used(&a) ? QC_EXIT_USAGE : QC_EXIT_OK;
+        rc = select_instances(&a, c, &inst, &n) || qc_check_all_used(&a) || qc_positionals_at_most(&a, 0)
+                 ? QC_EXIT_USAGE
+                 : QC_EXIT_OK;
     }
     if (!rc && ends_with(out, ".h5") && n != 1) {
         qc_error(a.cmd, "--params selects %d instances of %s: give --out DIR to write each, or more params", n, c->name);
@@ -611,7 +613,9 @@ int cmd_verify(int argc, char **argv)
         return QC_EXIT_OK;
     }
     const char *golden = qc_opt(&a, "golden"), *outputs = qc_opt(&a, "outputs");
-    if (!golden || !outputs || qc_check_all_used(&a)) {
+    if (qc_check_all_used(&a) || qc_positionals_at_most(&a, 0))
+        return QC_EXIT_USAGE;
+    if (!golden || !outputs) {
         qc_error(a.cmd, "--golden and --outputs are required");
         return QC_EXIT_USAGE;
     }
@@ -801,7 +805,7 @@ int cmd_identify(int argc, char **argv)
     if (load_cases(a.cmd, &cases, &ncases))
         return QC_EXIT_USAGE;
     rc = identify_inputs(&a, cases, ncases, &c, &p, &inputs);
-    if (!rc && qc_check_all_used(&a))
+    if (!rc && (qc_check_all_used(&a) || qc_positionals_at_most(&a, 0)))
         rc = QC_EXIT_USAGE;
     if (!rc && (qc_golden_read_outputs(outputs, &got, err, sizeof err) ||
                 qc_check_dtypes(outputs, "/outputs", &got, err, sizeof err))) {
@@ -850,7 +854,7 @@ int cmd_coverage(int argc, char **argv)
     }
     const char *case_arg = qc_opt(&a, "case"), *suite = qc_opt(&a, "suite");
     int tier = qc_tier_from_name(suite ? suite : "quick");
-    if (qc_check_all_used(&a))
+    if (qc_check_all_used(&a) || qc_positionals_at_most(&a, 0))
         return QC_EXIT_USAGE;
     if (tier < 0) {
         qc_error(a.cmd, "unknown suite '%s'", suite);

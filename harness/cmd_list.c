@@ -319,7 +319,7 @@ int cmd_list(int argc, char **argv)
     if (qc_parse_args(&a, "list", argc, argv, NULL))
         return QC_EXIT_USAGE;
     const char *for_lib = qc_opt(&a, "for"), *suite = qc_opt(&a, "suite"), *shard = qc_opt(&a, "shard");
-    if (qc_check_all_used(&a))
+    if (qc_check_all_used(&a) || qc_positionals_at_most(&a, 1))
         return QC_EXIT_USAGE;
     if (a.help) {
         printf("usage: qcheck list [cases|ops|backends|profiles|layouts|formats|e8m0]   (no argument: all)\n"

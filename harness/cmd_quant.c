@@ -170,6 +170,12 @@ static int job_from_command_line(qc_args *a, qc_quant_job *j, const char *cmd, i
         qc_error(a->cmd, "expected two file arguments, got %d", a->npos);
         return QC_EXIT_USAGE;
     }
+    /* quant IN PREFIX, dequant PREFIX OUT: a PREFIX of "" or "dir/" names hidden .q / .scale files */
+    const char *prefix = a->pos[strcmp(cmd, "quant") ? 0 : 1], *slash = strrchr(prefix, '/');
+    if (!*(slash ? slash + 1 : prefix)) {
+        qc_error(a->cmd, "the prefix '%s' names no file (PREFIX.q, PREFIX.scale)", prefix);
+        return QC_EXIT_USAGE;
+    }
     return -1;
 }
 

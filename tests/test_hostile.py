@@ -18,7 +18,8 @@ a signal (a crash) is always a failure.
             eps, both gscale forms, an input scale of nan: accepted, every output NaN or zero (a
             runtime scale may be anything: real code gets NaN global scales); an option given
             twice (the second silently replaced the first); an output that is its own input
-            (overwritten, exit 0), a report written over a shard's or into the cases folder
+            (overwritten, exit 0), a report written over a shard's or into the cases folder; an
+            argument too many (ignored), a quant prefix naming no file (hidden .q / .scale)
 (Defect 2, ids cut at 150 characters, is test_harness.py's test_instance_ids; full disks and
 kill -9 are test_faults.py's.)
 
@@ -376,6 +377,22 @@ def test_nothing_checked(tmp, cases):
               % (" ".join(args[:2]), show(rc, err)))
 
 
+def test_extra_arguments(tmp, cases):
+    for args in (["golden", "generate", "--case", "decode", "--out", os.path.join(tmp, "gx"), "extra"],
+                 ["coverage", "extra"], ["list", "cases", "extra"], ["bringup", "extra"],
+                 ["verify", "--golden", "a.h5", "--outputs", "b.h5", "extra"]):
+        rc, _, err = run(args, cases)
+        check(refused(rc, err, "unexpected argument 'extra'"), "extra arguments: %s is exit 2 naming it (%s)"
+              % (" ".join(args[:2]), show(rc, err)))
+    x = os.path.join(tmp, "px.f32")
+    with open(x, "wb") as f:
+        f.write(bytes(16 * 16 * 4))
+    for prefix in ("", tmp + "/"):
+        rc, _, err = run(["quant", "--recipe", "token", "--shape", "16x16", x, prefix], cases)
+        check(refused(rc, err, "names no file"), "quant to the prefix '%s' (hidden .q/.scale) is exit 2 (%s)"
+              % (prefix, show(rc, err)))
+
+
 def test_clobber(tmp, cases):
     a = os.path.join(tmp, "a.f32")
     data = bytes(range(16)) * 4
@@ -433,6 +450,7 @@ def main():
         test_repeated_options(tmp, a.cases)
         test_nothing_checked(tmp, a.cases)
         test_clobber(tmp, a.cases)
+        test_extra_arguments(tmp, a.cases)
     print("%d checks failed" % len(FAILS) if FAILS else "all hostile-input checks passed")
     return 1 if FAILS else 0
 
