@@ -224,8 +224,7 @@ static int64_t first_difference(const qc_tensor *a, const qc_tensor *b)
     return -1;
 }
 
-/* Whether a tensor name is a judge's aid: <output>.bound or <output>.mask (runner.c qc_judge). */
-static int judge_aid(const char *name)
+int qc_judge_aid(const char *name)
 {
     size_t n = strlen(name);
     return (n > 6 && !strcmp(name + n - 6, ".bound")) || (n > 5 && !strcmp(name + n - 5, ".mask"));
@@ -243,7 +242,7 @@ int qc_outputs_identical(const qc_tensor_set *stored, const qc_tensor_set *now, 
     }
     for (int i = 0; i < stored->n; i++) {
         const qc_tensor *s = &stored->t[i], *n = qc_set_find((qc_tensor_set *)now, s->name);
-        if (aids_only && !judge_aid(s->name))
+        if (aids_only && !qc_judge_aid(s->name))
             continue;
         if (!n) {
             snprintf(err, errlen, "its output '%s' is not one the reference gives", s->name);

@@ -21,6 +21,8 @@ int qc_check_dtypes(const char *path, const char *group, const qc_tensor_set *s,
  * plain uint16 is bf16), and its shape when they hold as many elements (docs/exec.md). */
 /* A qc_dtype that names another dtype than the op's is an error (2, err names the output). */
 int qc_outputs_adopt_dtypes(qc_tensor_set *got, qc_tensor_set *expected, char *err, size_t errlen);
+/* Whether a tensor name is a judge's aid: <output>.bound or <output>.mask (runner.c qc_judge). */
+int qc_judge_aid(const char *name);
 /* qc_golden_read with the reference's stage tensors joined to the outputs: /stages/<s>/<t> as
  * stage.<s>.<t> (stages.h), which the judge compares where the case names them. A --keep-failing
  * file's backend stages (backend, backend.<s>) are the backend's, not the golden's: left out. */

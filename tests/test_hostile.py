@@ -19,7 +19,9 @@ a signal (a crash) is always a failure.
             runtime scale may be anything: real code gets NaN global scales); an option given
             twice (the second silently replaced the first); an output that is its own input
             (overwritten, exit 0), a report written over a shard's or into the cases folder; an
-            argument too many (ignored), a quant prefix naming no file (hidden .q / .scale)
+            argument too many (ignored), a quant prefix naming no file (hidden .q / .scale); a
+            verify outputs file that lacks an output, stores it otherwise or holds another (ERROR,
+            FAIL or ignored: exit 1 or 0)
 (Defect 2, ids cut at 150 characters, is test_harness.py's test_instance_ids; full disks and
 kill -9 are test_faults.py's.)
 
@@ -377,6 +379,26 @@ def test_nothing_checked(tmp, cases):
               % (" ".join(args[:2]), show(rc, err)))
 
 
+def test_outputs_fit(tmp, cases):
+    h5py, np = h5py_or_none()
+    gold = export_one(tmp, cases, "fit.h5", "cast_fp8", "to=e4m3fn,profile=ptx,dist=normal,scale=300,n=7")
+    if not h5py or not gold:
+        print("skip outputs fit: h5py/numpy missing or export failed")
+        return
+    with h5py.File(gold, "r") as f:
+        y = f["outputs/y"][()]
+    for what, datasets, words in (("no y", {"outputs/z": y}, "no dataset /outputs/y"),
+                                  ("y as f32", {"outputs/y": y.astype(np.float32)}, "stored as f32"),
+                                  ("an extra dataset", {"outputs/y": y, "outputs/w": y}, "not an output of the golden")):
+        outs = os.path.join(tmp, "fit-outs.h5")
+        with h5py.File(outs, "w") as f:
+            for k, v in datasets.items():
+                f[k] = v
+        rc, out, err = run(["verify", "--golden", gold, "--outputs", outs], cases)
+        check(refused(rc, err, words) and "PASS" not in out, "verify: an outputs file with %s is exit 2 (%s)"
+              % (what, show(rc, err)))
+
+
 def test_extra_arguments(tmp, cases):
     for args in (["golden", "generate", "--case", "decode", "--out", os.path.join(tmp, "gx"), "extra"],
                  ["coverage", "extra"], ["list", "cases", "extra"], ["bringup", "extra"],
@@ -451,6 +473,7 @@ def main():
         test_nothing_checked(tmp, a.cases)
         test_clobber(tmp, a.cases)
         test_extra_arguments(tmp, a.cases)
+        test_outputs_fit(tmp, a.cases)
     print("%d checks failed" % len(FAILS) if FAILS else "all hostile-input checks passed")
     return 1 if FAILS else 0
 
