@@ -100,6 +100,16 @@ static int merge_coverage(const qc_report_data *d, int n, qc_coverage_line *out,
     return m;
 }
 
+/* The first position of 0..n-1 that results sorted by position do not hold exactly once, -1 when
+ * each does (two results at one position had merged into a report missing another). */
+static int64_t first_gap(const qc_result *sorted, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (sorted[i].position != i)
+            return sorted[i].position > i ? i : sorted[i].position;
+    return -1;
+}
+
 static int merge(const char *cmd, char **dirs, int n, const char *out_dir)
 {
     qc_report_data *d = calloc((size_t)n, sizeof *d);
@@ -137,8 +147,12 @@ static int merge(const char *cmd, char **dirs, int n, const char *out_dir)
             failing += (all[i].verdict == QC_FAIL || all[i].verdict == QC_ERROR || all[i].verdict == QC_MISTRUSTED) &&
                        strncmp(all[i].backend, "mutant:", 7) != 0;
         }
+        int64_t gap = total == info.selection_items ? first_gap(all, total) : -1;
         if (total != info.selection_items)
             qc_error(cmd, "the shards hold %d items, the selection %lld", total, (long long)info.selection_items), rc = 2;
+        else if (gap >= 0)
+            qc_error(cmd, "the shards' results do not hold position %lld of the selection once (one twice, or out of "
+                          "0..%d): edited or mixed reports", (long long)gap, total - 1), rc = 2;
         else if (qc_report_write(out_dir, &info, all, total, err, sizeof err))
             qc_error(cmd, "--out: %s", err), rc = 2;
         else {

@@ -4,6 +4,7 @@
 #include "report_plots.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,8 @@ static int read_result(const cJSON *o, qc_result *r)
         return 0;
     r->seed = strtoull(seed, NULL, 10);
     r->seconds = sec;
+    if (pos != floor(pos)) /* a position counts results */
+        return 0;
     r->position = (int64_t)pos;
     r->verdict = QC_VERDICT_COUNT;
     for (int v = 0; v < QC_VERDICT_COUNT; v++)

@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -196,6 +197,17 @@ def test_report_merge(qcheck, cases):
             check(rc == 2 and text in err, "report merge refuses %s: %s" % (what, err.strip()))
         rc, _, err = run(qcheck, ["report", "merge", os.path.join(d, "nonexistent"), "--out", os.path.join(d, "bad")], cases)
         check(rc == 2 and "nonexistent" in err, "report merge of a folder without summary.json is exit 2 naming it")
+        # an edited shard: one result moved onto another's position (the counts still add up), or to 3.5
+        for edit, text in (("twice", "do not hold position"), ("fraction", "s1")):
+            shutil.rmtree(os.path.join(d, "s1e"), ignore_errors=True)
+            shutil.copytree(os.path.join(d, "s1"), os.path.join(d, "s1e"))
+            path = os.path.join(d, "s1e", "summary.json")
+            rep = json.load(open(path))
+            rep["results"][0]["position"] = rep["results"][1]["position"] if edit == "twice" else 3.5
+            json.dump(rep, open(path, "w"))
+            rc, _, err = run(qcheck, ["report", "merge"] + [os.path.join(d, x) for x in ("s1e", "s2", "s3")] +
+                             ["--out", os.path.join(d, "bad-" + edit)], cases)
+            check(rc == 2 and text in err, "report merge refuses a shard with a position %s: %s" % (edit, err.strip()))
 
 
 def test_isolation(qcheck, cases):
