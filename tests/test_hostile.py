@@ -310,12 +310,21 @@ def test_schema(tmp):
               % (name, show(rc, err)))
 
 
-def test_unknown_dtype(tmp, cases):
+def exported_cast(tmp, cases, name, what):
+    """(h5py, numpy, an exported cast_fp8 instance), or None after saying why `what` is skipped"""
     h5py, np = h5py_or_none()
-    good = export_one(tmp, cases, "dt.h5", "cast_fp8", "to=e4m3fn,profile=ptx,dist=normal,scale=300,n=7")
+    good = export_one(tmp, cases, name, "cast_fp8", "to=e4m3fn,profile=ptx,dist=normal,scale=300,n=7")
     if not h5py or not good:
-        print("skip defect 8: h5py/numpy missing or export failed")
+        print("skip %s: h5py/numpy missing or export failed" % what)
+        return None
+    return h5py, np, good
+
+
+def test_unknown_dtype(tmp, cases):
+    got = exported_cast(tmp, cases, "dt.h5", "defect 8")
+    if not got:
         return
+    h5py, np, good = got
     with h5py.File(good, "r+") as f:
         del f["outputs/y"].attrs["qc_dtype"]
         f["outputs/y"].attrs["qc_dtype"] = np.bytes_("e9m9")
@@ -380,11 +389,10 @@ def test_nothing_checked(tmp, cases):
 
 
 def test_outputs_fit(tmp, cases):
-    h5py, np = h5py_or_none()
-    gold = export_one(tmp, cases, "fit.h5", "cast_fp8", "to=e4m3fn,profile=ptx,dist=normal,scale=300,n=7")
-    if not h5py or not gold:
-        print("skip outputs fit: h5py/numpy missing or export failed")
+    got = exported_cast(tmp, cases, "fit.h5", "outputs fit")
+    if not got:
         return
+    h5py, np, gold = got
     with h5py.File(gold, "r") as f:
         y = f["outputs/y"][()]
     for what, datasets, words in (("no y", {"outputs/z": y}, "no dataset /outputs/y"),
