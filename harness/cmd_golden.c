@@ -353,17 +353,21 @@ static void backend_summary(const qc_backend *const *bs, const tally *t, int nb,
     printf("\n");
 }
 
-/* 0 when the bounds and masks a golden stores are the reference's on its inputs (the judge trusts
- * them), else 2 after an error naming the file. */
-static int aids_intact(const char *cmd, const char *path, stored_golden *g)
+/* 0 when the golden's stored outputs (aids_only: its bounds and masks alone) are the reference's on
+ * its stored inputs (qc_outputs_identical: the judge takes the bounds and masks from the golden),
+ * else 2 after an error naming the file and what differs. */
+static int golden_intact(const char *cmd, const char *path, const qc_op *op, const qc_params *p,
+                         const qc_tensor_set *inputs, const qc_tensor_set *stored, int aids_only)
 {
     qc_tensor_set now = {0};
     char err[1024] = "";
-    qc_op_call call = {&g->in.params, &g->inputs, &now, err, sizeof err, 0};
-    int rc = g->op->reference(&call) ? 3 : qc_outputs_identical(&g->outputs, &now, 1, err, sizeof err);
-    if (rc)
-        qc_error(cmd, rc == 3 ? "%s: the reference refuses the stored instance: %s"
-                              : "%s: not the reference's golden: %s (edited, or written by another version)", path, err);
+    qc_op_call call = {p, inputs, &now, err, sizeof err, 0};
+    int rc = op->reference(&call) ? 3 : qc_outputs_identical(stored, &now, aids_only, err, sizeof err);
+    if (rc == 3)
+        qc_error(cmd, "%s: the reference refuses the stored instance: %s", path, err);
+    else if (rc)
+        qc_error(cmd, "%s: not the reference's golden: %s (edited, or written by another version; qcheck golden "
+                 "verify %s says where)", path, err, path);
     qc_set_free(&now);
     return rc ? QC_EXIT_USAGE : QC_EXIT_OK;
 }
@@ -389,7 +393,7 @@ static int verify_backends(qc_args *a, const char *backend_arg, const qc_case *c
         stored_golden g;
         int rc = stored_read(a->cmd, a->pos[i], cases, ncases, &g);
         if (rc == QC_EXIT_OK)
-            rc = aids_intact(a->cmd, a->pos[i], &g);
+            rc = golden_intact(a->cmd, a->pos[i], g.op, &g.in.params, &g.inputs, &g.outputs, 1);
         unreadable += rc != QC_EXIT_OK;
         for (int k = 0; k < nb && rc == QC_EXIT_OK; k++) {
             int one = verify_backend(a->cmd, a->pos[i], &g, bs[k], 8, &t[k]);
@@ -609,25 +613,6 @@ static int outputs_fit(const char *cmd, const char *path, qc_tensor_set *got, qc
     return QC_EXIT_OK;
 }
 
-/* 0 when the golden's stored outputs are the reference's on its stored inputs (qc_outputs_identical:
- * the judge takes the bounds and masks from them), else 2 after an error naming the file and what
- * differs. */
-static int golden_intact(const char *cmd, const char *path, const qc_case *c, const qc_params *p,
-                         const qc_tensor_set *inputs, const qc_tensor_set *stored)
-{
-    qc_tensor_set now = {0};
-    char err[1024] = "";
-    qc_op_call call = {p, inputs, &now, err, sizeof err, 0};
-    int rc = qc_op_find(c->op)->reference(&call) ? 3 : qc_outputs_identical(stored, &now, 0, err, sizeof err);
-    if (rc == 3)
-        qc_error(cmd, "%s: the reference refuses the stored instance: %s", path, err);
-    else if (rc)
-        qc_error(cmd, "%s: not the reference's golden: %s (edited, or written by another version; qcheck golden "
-                 "verify %s says where)", path, err, path);
-    qc_set_free(&now);
-    return rc ? QC_EXIT_USAGE : QC_EXIT_OK;
-}
-
 int cmd_verify(int argc, char **argv)
 {
     qc_args a;
@@ -673,7 +658,8 @@ int cmd_verify(int argc, char **argv)
             qc_cases_free(cases, ncases);
             goto done;
         }
-        if (outputs_fit(a.cmd, outputs, &got, &expected) || golden_intact(a.cmd, golden, c, &p, &inputs, &expected)) {
+        if (outputs_fit(a.cmd, outputs, &got, &expected) ||
+            golden_intact(a.cmd, golden, qc_op_find(c->op), &p, &inputs, &expected, 0)) {
             qc_cases_free(cases, ncases);
             goto done;
         }
