@@ -230,10 +230,15 @@ static int parse_sweep(ctx *x, const cJSON *obj, qc_sweep *s, const char *key)
     return 0;
 }
 
-enum { F_STRING = 1, F_NUMBER = 2, F_REQUIRED = 4 };
+/* F_COUNT: a number given as a JSON number is a whole number >= 0 (a dimension, a code, a bit
+ * count: an expression string is checked when an instance evaluates it) */
+enum { F_STRING = 1, F_NUMBER = 2, F_REQUIRED = 4, F_COUNT = 8 };
 
 /* A field of the given JSON types (F_NUMBER: an expression may be written as a plain number),
  * copied whole: a value longer than the field is an error, never cut short. */
+/* A JSON number that is a whole number >= 0 (below 2^53: scalar_text refuses the rest). */
+static int count_number(const cJSON *v) { return v->valuedouble >= 0 && v->valuedouble == floor(v->valuedouble); }
+
 static int field(ctx *x, const cJSON *obj, const char *key, char *out, size_t len, int flags, const char *ctxkey)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -242,6 +247,8 @@ static int field(ctx *x, const cJSON *obj, const char *key, char *out, size_t le
     if (!v)
         return (flags & F_REQUIRED) ? bad(x, full, "is required", NULL) : 0;
     int ok = (cJSON_IsString(v) && (flags & F_STRING)) || (cJSON_IsNumber(v) && (flags & F_NUMBER));
+    if (ok && cJSON_IsNumber(v) && (flags & F_COUNT) && !count_number(v))
+        return bad(x, full, "must be a whole number >= 0 (or an expression string)", NULL);
     int rc = ok ? scalar_text(v, out, len) : -1;
     if (rc == -2) {
         char max[48];
@@ -290,9 +297,10 @@ static int parse_input(ctx *x, const cJSON *v, const qc_sweep *c_params, qc_inpu
         return bad(x, key, "needs \"shape\": a list of 1 to 4 dimension expressions", NULL);
     const cJSON *d;
     cJSON_ArrayForEach(d, shape) {
-        if ((!cJSON_IsString(d) && !cJSON_IsNumber(d)) || scalar_text(d, in->shape[in->ndim], sizeof in->shape[0]))
-            return bad(x, key, "shape entries must be expressions (strings of at most 63 characters) or integers "
-                               "below 2^53", NULL);
+        if ((!cJSON_IsString(d) && !cJSON_IsNumber(d)) || (cJSON_IsNumber(d) && !count_number(d)) ||
+            scalar_text(d, in->shape[in->ndim], sizeof in->shape[0]))
+            return bad(x, key, "shape entries must be expressions (strings of at most 63 characters) or whole "
+                               "numbers from 0 to 2^53", NULL);
         in->ndim++;
     }
     char storage[16] = "f32";
@@ -302,20 +310,23 @@ static int parse_input(ctx *x, const cJSON *v, const qc_sweep *c_params, qc_inpu
         field(x, v, "scale", in->scale, sizeof in->scale, F_STRING | F_NUMBER, key) ||
         field(x, v, "dtype", in->dtype, sizeof in->dtype, F_STRING, key) ||
         field(x, v, "edges_format", in->edges_format, sizeof in->edges_format, F_STRING, key) ||
-        field(x, v, "zero_blocks", in->zero_blocks, sizeof in->zero_blocks, F_STRING | F_NUMBER, key) ||
+        field(x, v, "zero_blocks", in->zero_blocks, sizeof in->zero_blocks, F_STRING | F_NUMBER | F_COUNT, key) ||
         field(x, v, "at", in->at, sizeof in->at, F_STRING | F_NUMBER, key) ||
-        field(x, v, "bits", in->bits, sizeof in->bits, F_STRING | F_NUMBER, key) ||
-        field(x, v, "min", in->min, sizeof in->min, F_STRING | F_NUMBER, key) ||
-        field(x, v, "max", in->max, sizeof in->max, F_STRING | F_NUMBER, key) ||
+        field(x, v, "bits", in->bits, sizeof in->bits, F_STRING | F_NUMBER | F_COUNT, key) ||
+        field(x, v, "min", in->min, sizeof in->min, F_STRING | F_NUMBER | F_COUNT, key) ||
+        field(x, v, "max", in->max, sizeof in->max, F_STRING | F_NUMBER | F_COUNT, key) ||
         field(x, v, "edges_at", in->edges_at, sizeof in->edges_at, F_STRING, key) ||
-        field(x, v, "finite", in->finite, sizeof in->finite, F_STRING | F_NUMBER, key) ||
-        field(x, v, "gain", in->gain, sizeof in->gain, F_STRING | F_NUMBER, key) ||
-        field(x, v, "gain_block", in->gain_block, sizeof in->gain_block, F_STRING | F_NUMBER, key) ||
+        field(x, v, "finite", in->finite, sizeof in->finite, F_STRING | F_NUMBER | F_COUNT, key) ||
+        field(x, v, "gain", in->gain, sizeof in->gain, F_STRING | F_NUMBER | F_COUNT, key) ||
+        field(x, v, "gain_block", in->gain_block, sizeof in->gain_block, F_STRING | F_NUMBER | F_COUNT, key) ||
         field(x, v, "boundaries", in->boundaries, sizeof in->boundaries, F_STRING, key))
         return 2;
     if (in->boundaries[0] && strcmp(in->boundaries, "quant"))
         return bad(x, key, "unknown boundaries (known: quant, the scale blocks of the instance's quant job)",
                    in->boundaries);
+    const cJSON *bits = cJSON_GetObjectItemCaseSensitive(v, "bits");
+    if (cJSON_IsNumber(bits) && (bits->valuedouble < 1 || bits->valuedouble > 32)) /* fill_codes' widths */
+        return bad(x, key, "\"bits\" must be 1 to 32", in->bits);
     if (!in->min[0] != !in->max[0])
         return bad(x, key, "\"min\" and \"max\" (a range of codes) go together", NULL);
     if (!in->gain[0] != !in->gain_block[0])

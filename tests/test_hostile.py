@@ -293,6 +293,11 @@ def test_schema(tmp):
         ("degenerate_string", lambda c: c["compare"]["y"].update(degenerate_ok="yes"), "'compare.y'"),
         ("name_path", lambda c: c.update(name="../../etc"), "'name'"),
         ("duplicate_key", None, "appears twice"),
+        # an audit of 2026-12-06: these had loaded, and every instance became an ERROR (exit 1)
+        ("shape_fraction", lambda c: c["inputs"]["x"].update(shape=[2.5]), "shape entries"),
+        ("shape_negative", lambda c: c["inputs"]["x"].update(shape=[-256]), "shape entries"),
+        ("bits_99", lambda c: c["inputs"]["x"].update(bits=99, storage="u8"), "\"bits\" must be 1 to 32"),
+        ("zero_blocks_fraction", lambda c: c["inputs"]["x"].update(zero_blocks=1.5), "'inputs.x.zero_blocks'"),
     ]
     for name, edit, word in bad:
         d = os.path.join(tmp, "schema_" + name)
