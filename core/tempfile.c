@@ -97,3 +97,48 @@ int qc_temp_sweep(const char *dir, const char *const *suffixes)
     closedir(d);
     return removed;
 }
+
+int qc_write_all(int fd, const void *data, size_t n)
+{
+    for (const char *p = data; n;) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            errno = k == 0 ? ENOSPC : errno;
+            return -1;
+        }
+        p += k, n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* *step = what, returns the errno of the failure (EIO when a call failed without one). */
+static int failed(const char **step, const char *what, int err)
+{
+    if (step)
+        *step = what;
+    return err ? err : EIO;
+}
+
+int qc_publish(const char *final, const char *temp_prefix, const void *data, size_t size, int durable,
+               const char **step)
+{
+    struct stat st;
+    const int in_place = lstat(final, &st) == 0 && !S_ISREG(st.st_mode);
+    char tmp[4200];
+    int fd = in_place ? open(final, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)
+                      : qc_temp_create(temp_prefix ? temp_prefix : final, tmp, sizeof tmp);
+    if (fd < 0)
+        return failed(step, in_place ? "open it" : "create a temporary file beside it", errno);
+    int err = qc_write_all(fd, data, size) != 0 || (durable && !in_place && fsync(fd) != 0) ? errno : 0;
+    if (close(fd) != 0 && !err)
+        err = errno ? errno : EIO;
+    if (!err && !in_place && rename(tmp, final) != 0)
+        err = errno;
+    if (!err)
+        return 0;
+    if (!in_place)
+        unlink(tmp);
+    return failed(step, in_place ? "write it" : "write it (nothing written)", err);
+}

@@ -607,19 +607,6 @@ static hid_t create_image(const gctx *c)
     return f;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        p += k, n -= (size_t)k;
-    }
-    return 0;
-}
-
 /* Goldens and exec batches end in ".h5": their stale temporaries are this module's to sweep. */
 static const char *const h5_suffixes[] = {".h5", NULL};
 
@@ -646,27 +633,14 @@ static void sweep_once(const char *path)
 }
 
 /* The image reaches the disk (fsync) before the rename makes it the golden, so a crash leaves
- * either the old file or the complete new one (POSIX rename(2) is atomic within a folder). */
+ * either the old file or the complete new one (qc_publish; POSIX rename(2) is atomic within a
+ * folder). An ephemeral file (an exec batch) skips the fsync. */
 static int publish(const gctx *c, const uint8_t *image, size_t size)
 {
-    char tmp[4096];
+    const char *step;
     sweep_once(c->path);
-    int fd = qc_temp_create(c->path, tmp, sizeof tmp);
-    if (fd < 0)
-        return fail(c, "cannot create a temporary file beside it (%s)", strerror(errno));
-    int bad = write_all(fd, image, size) != 0 || (!c->raw && fsync(fd) != 0); /* ephemeral: no fsync */
-    int e = errno;
-    bad |= close(fd) != 0;
-    if (bad) {
-        unlink(tmp);
-        return fail(c, "cannot write the temporary file %s (%s; removed)", tmp, strerror(e ? e : EIO));
-    }
-    if (rename(tmp, c->path) != 0) {
-        e = errno;
-        unlink(tmp);
-        return fail(c, "cannot rename %s to it (%s)", tmp, strerror(e));
-    }
-    return 0;
+    int err = qc_publish(c->path, NULL, image, size, !c->raw, &step);
+    return err ? fail(c, "cannot %s (%s)", step, strerror(err)) : 0;
 }
 
 /* Closes the in-memory file after taking its image; writes the image when everything before
@@ -1110,8 +1084,6 @@ static int run_direct(const request *q, char *err, size_t errlen)
     }
 }
 
-static int send_all(int fd, const void *p, size_t n) { return write_all(fd, p, n); }
-
 static int recv_all(int fd, void *p, size_t n)
 {
     uint8_t *b = p;
@@ -1129,11 +1101,11 @@ static int recv_all(int fd, void *p, size_t n)
 static int send_set(int fd, const qc_tensor_set *set)
 {
     int32_t n = set ? set->n : 0;
-    int bad = send_all(fd, &n, sizeof n);
+    int bad = qc_write_all(fd, &n, sizeof n);
     for (int i = 0; !bad && i < n; i++) {
         qc_tensor h = set->t[i];
         h.data = NULL;
-        bad = send_all(fd, &h, sizeof h) || (h.nbytes && send_all(fd, set->t[i].data, h.nbytes));
+        bad = qc_write_all(fd, &h, sizeof h) || (h.nbytes && qc_write_all(fd, set->t[i].data, h.nbytes));
     }
     return bad;
 }
@@ -1179,11 +1151,11 @@ static void child_read(const request *q, int fd)
     alarm(QC_GOLDEN_READ_SECONDS);
     char err[1024] = "";
     int32_t head[2] = {(int32_t)QC_GOLDEN_WIRE_MAGIC, run_direct(q, err, sizeof err)};
-    int bad = send_all(fd, head, sizeof head) || send_all(fd, err, sizeof err);
+    int bad = qc_write_all(fd, head, sizeof head) || qc_write_all(fd, err, sizeof err);
     if (!bad && !head[1] && q->kind == RQ_GOLDEN)
-        bad = send_all(fd, q->meta, sizeof *q->meta) || send_set(fd, q->a) || send_set(fd, q->b);
+        bad = qc_write_all(fd, q->meta, sizeof *q->meta) || send_set(fd, q->a) || send_set(fd, q->b);
     else if (!bad && !head[1] && q->kind == RQ_STAGE_NAMES)
-        bad = send_all(fd, q->n, sizeof *q->n) || send_all(fd, q->names, (size_t)*q->n * QC_NAME_LEN);
+        bad = qc_write_all(fd, q->n, sizeof *q->n) || qc_write_all(fd, q->names, (size_t)*q->n * QC_NAME_LEN);
     else if (!bad && !head[1])
         bad = send_set(fd, q->a);
     _exit(bad ? 3 : 0);

@@ -217,53 +217,15 @@ int qc_read_file(const char *cmd, const char *path, uint8_t **data, size_t *size
     return QC_EXIT_OK;
 }
 
-/* All of data to fd; 0, or -1 with errno set. */
-static int write_all(int fd, const void *data, size_t size)
-{
-    for (const char *p = data; size;) {
-        ssize_t k = write(fd, p, size);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            errno = k == 0 ? ENOSPC : errno;
-            return -1;
-        }
-        p += k, size -= (size_t)k;
-    }
-    return 0;
-}
-
 int qc_write_file(const char *cmd, const char *path, const void *data, size_t size)
 {
-    struct stat st;
+    const char *step;
     if (qc_output_clobbers(cmd, path))
         return QC_EXIT_USAGE;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* a FIFO, a device: no rename onto it */
-        FILE *f = fopen(path, "wb");
-        size_t n = f && size ? fwrite(data, 1, size, f) : 0;
-        if (!f || fclose(f) != 0 || n != size) {
-            qc_error(cmd, "cannot write output '%s': %s", path, strerror(errno));
-            return QC_EXIT_USAGE;
-        }
-        return QC_EXIT_OK;
-    }
-    char tmp[4096];
-    int fd = qc_temp_create(path, tmp, sizeof tmp);
-    if (fd < 0) {
-        qc_error(cmd, "cannot create output '%s': %s", path, strerror(errno));
-        return QC_EXIT_USAGE;
-    }
-    int err = write_all(fd, data, size) != 0 ? errno : 0;
-    if (close(fd) != 0 && !err)
-        err = errno;
-    if (!err && rename(tmp, path) != 0)
-        err = errno;
-    if (err) {
-        unlink(tmp);
-        qc_error(cmd, "error writing '%s': %s (nothing written)", path, strerror(err));
-        return QC_EXIT_USAGE;
-    }
-    return QC_EXIT_OK;
+    int err = qc_publish(path, NULL, data, size, 0, &step);
+    if (err)
+        qc_error(cmd, "output '%s': cannot %s: %s", path, step, strerror(err));
+    return err ? QC_EXIT_USAGE : QC_EXIT_OK;
 }
 
 int qc_name_or_die(const char *cmd, const char *what, const char *value, int found, const char *known)

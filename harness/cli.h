@@ -41,9 +41,9 @@ int qc_opt_int(const char *cmd, const char *key, const char *v, long lo, long hi
  * named on stderr. 0 with *index (0-based) and *count, or 2 after an error naming what is wrong. */
 int qc_parse_shard(const char *cmd, const char *arg, int *index, int *count);
 
-/* Whole-file raw I/O; 0 or 2 (message printed). qc_write_file writes FINAL.tmp.PID.K and renames
- * it onto path (core/tempfile.h), so that a full disk leaves no partial output; a path that exists
- * and is no regular file (a FIFO, /dev/stdout) is written in place. An output that is a file this
+/* Whole-file raw I/O; 0 or 2 (message printed). qc_write_file publishes path (core/tempfile.h
+ * qc_publish: a temporary renamed onto it, so that a full disk leaves no partial output; a link, a
+ * FIFO or /dev/stdout written through in place). An output that is a file this
  * process read (qc_read_file; by device and inode, so ./x and a link to x count) is refused before
  * anything is written: it would overwrite its own input. */
 int qc_read_file(const char *cmd, const char *path, uint8_t **data, size_t *size);

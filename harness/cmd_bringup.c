@@ -18,6 +18,7 @@
 #include "golden_io.h"
 #include "registry.h"
 #include "runner.h"
+#include "tempfile.h"
 
 #define QC_MAX_FINDINGS 64
 
@@ -61,14 +62,7 @@ static void run_child(const qc_backend *b, int device, double timeout, outcome *
         mine.args.findings = mine.findings, mine.args.max = QC_MAX_FINDINGS;
         qcheck_ctx ctx = {mine.message, sizeof mine.message, device};
         mine.status = b->abi->bringup(&mine.args, &ctx);
-        const char *p = (const char *)&mine;
-        for (size_t left = sizeof mine; left;) {
-            ssize_t k = write(fds[1], p, left);
-            if (k <= 0)
-                _exit(3);
-            p += k, left -= (size_t)k;
-        }
-        _exit(0);
+        _exit(qc_write_all(fds[1], &mine, sizeof mine) ? 3 : 0);
     }
     close(fds[1]);
     size_t got = 0;

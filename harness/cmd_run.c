@@ -79,15 +79,8 @@ typedef struct selection {
     int n;
 } selection;
 
-static void split(char *s, selection *sel)
-{
-    char *save = NULL;
-    for (char *t = strtok_r(s, ",", &save); t && sel->n < 64; t = strtok_r(NULL, ",", &save))
-        sel->names[sel->n++] = t;
-}
-
-/* --backend's list: as split, but an exec:COMMAND entry takes the rest of the argument, commas
- * included (a command line may hold them), so it comes last. */
+/* --backend's list, split at commas, but an exec:COMMAND entry takes the rest of the argument,
+ * commas included (a command line may hold them), so it comes last. */
 static void split_backends(char *s, selection *sel)
 {
     while (s && *s && sel->n < 64) {
@@ -471,19 +464,13 @@ int cmd_run(int argc, char **argv)
         qc_error(a.cmd, "%s", err);
         goto out;
     }
-    static char case_buf[2048];
-    selection wanted = {{0}, 0};
-    if (case_arg) {
-        if (qc_case_list_known(cases, ncases, case_arg, err, sizeof err)) {
-            qc_error(a.cmd, "%s", err);
-            goto out;
-        }
-        snprintf(case_buf, sizeof case_buf, "%s", case_arg);
-        split(case_buf, &wanted);
+    if (case_arg && qc_case_list_known(cases, ncases, case_arg, err, sizeof err)) {
+        qc_error(a.cmd, "%s", err);
+        goto out;
     }
     int ninst = 0, cap = 0;
     for (int c = 0; c < ncases; c++) {
-        if (case_arg && !listed(&wanted, cases[c].name))
+        if (case_arg && !qc_case_in_list(cases[c].name, case_arg))
             continue;
         /* --case runs a case whatever its tiers: in --suite's tier when it has it, else its first */
         int t = case_arg && !(cases[c].tiers & tier) ? cases[c].tiers & -cases[c].tiers : tier;

@@ -539,42 +539,18 @@ static int make_dirs(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-static int write_all(int fd, const char *s, size_t n)
-{
-    while (n) {
-        ssize_t k = write(fd, s, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        s += k, n -= (size_t)k;
-    }
-    return 0;
-}
-
-/* DIR/.NAME.tmp.PID.K (core/tempfile.h), created exclusively (0666 & ~umask), renamed onto
- * DIR/NAME when complete (rename(2) is atomic within one directory). */
+/* DIR/NAME through DIR/.NAME.tmp.PID.K (core/tempfile.h qc_publish), hidden from a reader that
+ * lists DIR, created exclusively (0666 & ~umask) and renamed onto DIR/NAME when complete. */
 static int write_atomic(const char *dir, const char *name, const char *text, char *err,
                         size_t errlen)
 {
-    char path[4200], hidden[4200], tmp[4300];
+    char path[4200], hidden[4200];
+    const char *step;
     if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path ||
         snprintf(hidden, sizeof hidden, "%s/.%s", dir, name) >= (int)sizeof hidden)
         return fail(err, errlen, "report file %s/%s: path too long", dir, name);
-    int fd = qc_temp_create(hidden, tmp, sizeof tmp);
-    if (fd < 0)
-        return fail(err, errlen, "report file %s: cannot create a temporary file beside it (%s)", path,
-                    strerror(errno));
-    int bad = write_all(fd, text, strlen(text)) != 0 || fsync(fd) != 0;
-    int e = errno;
-    bad |= close(fd) != 0;
-    if (!bad && rename(tmp, path) != 0)
-        bad = 1, e = errno;
-    if (bad) {
-        unlink(tmp);
-        return fail(err, errlen, "report file %s: write failed (%s)", path, strerror(e));
-    }
-    return 0;
+    int e = qc_publish(path, hidden, text, strlen(text), 1, &step);
+    return e ? fail(err, errlen, "report file %s: cannot %s (%s)", path, step, strerror(e)) : 0;
 }
 
 static int check_results(const qc_result *r, int n, char *err, size_t errlen)

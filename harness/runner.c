@@ -18,6 +18,7 @@
 
 #include "compare.h"
 #include "stages.h"
+#include "tempfile.h"
 #include "formats/formats.h"
 
 qc_result *qc_results_alloc(int n)
@@ -40,7 +41,7 @@ double qc_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-int qc_fork(void)
+pid_t qc_fork(void)
 {
     const pid_t parent = getpid();
     fflush(stdout);
@@ -332,16 +333,7 @@ static void start_unit(const qc_work *work, const int *idx, const unit *u, const
             qc_exec_batch(work, idx + u->first, u->n, &mine, s->buf);
         else
             qc_run_one(&work[idx[u->first]], &mine, s->buf);
-        const char *p = (const char *)s->buf;
-        size_t left = s->want;
-        while (left) {
-            ssize_t k = write(fds[1], p, left);
-            if (k <= 0)
-                _exit(3);
-            p += k;
-            left -= (size_t)k;
-        }
-        _exit(0);
+        _exit(qc_write_all(fds[1], s->buf, s->want) ? 3 : 0);
     }
     close(fds[1]);
     s->pid = pid;

@@ -4,6 +4,8 @@
 #ifndef QC_RUNNER_H
 #define QC_RUNNER_H
 
+#include <sys/types.h>
+
 #include "cases.h"
 #include "registry.h"
 #include "result.h"
@@ -71,7 +73,7 @@ double qc_now(void); /* monotonic seconds */
  * flushing stdout and stderr: the child is killed when qcheck dies, however it dies (SIGKILL to
  * qcheck alone, a CI timeout that signals one pid), so that no worker outlives the run (Linux
  * PR_SET_PDEATHSIG; elsewhere a plain fork). */
-int qc_fork(void);
+pid_t qc_fork(void);
 
 /* The inputs of an instance and its expected outputs (its vector table, or the reference).
  * with_derived: also what the inputs imply that the kernel consumes (registry.h derived_inputs:

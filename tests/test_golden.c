@@ -450,7 +450,7 @@ static void test_atomic(void)
 
     expect_write_error(tpath("no/such/dir/x.h5"), &g, "missing directory", "No such file");
     mkdir(tpath("adir"), 0777);
-    expect_write_error(tpath("adir"), &g, "target is a directory", "rename");
+    expect_write_error(tpath("adir"), &g, "target is a directory", "Is a directory");
     CHECK(count_entries(tpath("adir")) == 0, "temporary file left in adir");
     rmdir(tpath("adir"));
     free_golden(&g);

@@ -374,6 +374,9 @@ def test_repeated_options(tmp, cases):
         rc, _, err = run(args, cases)
         check(refused(rc, err, key, "given twice"), "repeated options: %s is exit 2 naming %s (%s)"
               % (" ".join(args[:6]), key, show(rc, err)))
+    # a long --case list: every name in it runs (run had kept the first 64 names and dropped the rest)
+    rc, out, err = run(["run", "--case", "decode," * 64 + "cast_e8m0", "--backend", "ref", "--verbose"], cases)
+    check(rc == 0 and "cast_e8m0" in out, "a --case list of 65 names runs the 65th (%s)" % show(rc, err))
 
 
 def test_nothing_checked(tmp, cases):
@@ -465,6 +468,44 @@ def test_clobber(tmp, cases):
           % show(rc, err))
 
 
+def test_links(tmp, cases):
+    """An output that is a symbolic link is written through the link: the link stays and its target
+    gets the data (a rename onto the link's name had replaced the link with a plain file)."""
+    d = os.path.join(tmp, "links")
+    data = os.path.join(d, "data")
+    os.makedirs(data)
+
+    def linked(link, name, content):
+        with open(os.path.join(data, name), "wb") as f:
+            f.write(content)
+        os.symlink(os.path.relpath(os.path.join(data, name), os.path.dirname(link)), link)
+        return link
+
+    one = ["--case", "cast_fp8", "--params", "to=e4m3fn,profile=ptx,dist=normal,scale=300,n=7"]
+    generate = ["golden", "generate", "--case", "decode", "--out", d]
+    rc, _, err = run(generate, cases)
+    goldens = sorted(os.listdir(os.path.join(d, "decode"))) if rc == 0 else []
+    check(len(goldens) > 0, "links: golden generate wrote the decode goldens (%s)" % show(rc, err))
+    for what, args, link, name in (
+            ("decode", ["decode", "--format", "e4m3fn"], os.path.join(d, "table.f32"), "table.f32"),
+            ("export", ["export"] + one + ["--out"], os.path.join(d, "one.h5"), "one.h5"),
+            ("golden generate", generate, None, goldens[:1])):
+        if link is None:  # the golden just written, moved into data/ and linked from its place
+            if not name:
+                continue
+            link = os.path.join(d, "decode", name[0])
+            name = name[0]
+            os.rename(link, os.path.join(data, name))
+            os.symlink(os.path.relpath(os.path.join(data, name), os.path.dirname(link)), link)
+        else:
+            linked(link, name, b"old")
+            args = args + [link]
+        rc, _, err = run(args, cases)
+        size = os.path.getsize(os.path.join(data, name))
+        check(rc == 0 and os.path.islink(link) and size > 3 and (name != "table.f32" or size == 1024),
+              "links: %s to a link writes its target and keeps the link (%s, link %s, target %d bytes)"
+              % (what, show(rc, err), os.path.islink(link), size))
+
 def main():
     global QCHECK
     ap = argparse.ArgumentParser()
@@ -485,6 +526,7 @@ def main():
         test_repeated_options(tmp, a.cases)
         test_nothing_checked(tmp, a.cases)
         test_clobber(tmp, a.cases)
+        test_links(tmp, a.cases)
         test_extra_arguments(tmp, a.cases)
         test_outputs_fit(tmp, a.cases)
     print("%d checks failed" % len(FAILS) if FAILS else "all hostile-input checks passed")
