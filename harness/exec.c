@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -145,6 +146,41 @@ static int write_manifest(const batch *b, const qc_work *work, const int *idx, c
     return rc;
 }
 
+static void end_group(int sig)
+{
+    (void)sig;
+    kill(0, SIGKILL);
+}
+
+/* The leader of the command's process group (never returns): runs argv as its child and ends as the
+ * child ended (its exit code, or the signal that killed it), so the worker's wait status is the
+ * command's. PR_SET_PDEATHSIG reaches only a direct child: when the worker dies (qcheck killed,
+ * Ctrl-C), the leader gets SIGTERM and kills its whole group, so that `sh -c` and every process the
+ * command started die with qcheck; it stays alive until then, so the group's id cannot be reused. */
+static void lead_group(char *const argv[])
+{
+    const pid_t worker = getppid();
+    signal(SIGTERM, end_group);
+#if defined(__linux__)
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != worker)
+        _exit(126);
+#endif
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGTERM, SIG_DFL);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status = 0;
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (pid > 0 && WIFSIGNALED(status)) {
+        signal(WTERMSIG(status), SIG_DFL);
+        kill(getpid(), WTERMSIG(status));
+    }
+    _exit(pid < 0 ? 127 : WIFEXITED(status) ? WEXITSTATUS(status) : 126);
+}
+
 /* Runs CMD with the manifest as its last argument, stdout and stderr into the batch folder, for
  * at most seconds; the wait status, or -1 when it could not start; *timed_out when it was killed. */
 static int run_command(const batch *b, const char *cmd, double seconds, int *timed_out)
@@ -165,8 +201,7 @@ static int run_command(const batch *b, const char *cmd, double seconds, int *tim
         }
         setpgid(0, 0); /* its own process group, so that a timeout kills its children too */
         setenv("QCHECK_EXEC_MANIFEST", manifest, 1);
-        execl("/bin/sh", "sh", "-c", script, "qcheck", manifest, (char *)NULL);
-        _exit(127);
+        lead_group((char *[]){"/bin/sh", "-c", script, "qcheck", manifest, NULL});
     }
     double end = qc_now() + seconds;
     int status = 0;

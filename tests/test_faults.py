@@ -63,40 +63,51 @@ def killed_run(args, cases, delay):
         time.sleep(0.01)
 
 
-def group_alive(pgid):
-    """1 while a process of group pgid runs (a zombie does not: a container's init may never reap)"""
+def group_alive(pgid, field=2):
+    """1 while a process of group pgid runs (a zombie does not: a container's init may never reap);
+    field=3: of session pgid instead"""
+    return bool(members(pgid, field))
+
+
+def members(pgid, field=2):
+    """the pids of the running processes of group (field 2) or session (field 3) pgid"""
+    found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             stat = open("/proc/%s/stat" % pid).read()
         except OSError:
             continue
         fields = stat[stat.rindex(")") + 2:].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
+        if int(fields[field]) == pgid and fields[0] != "Z":
+            found.append(int(pid))
+    return found
 
 
-def orphans_left(args, cases):
+def has_child(pid):
+    return any(open("/proc/%s/stat" % q).read().split(") ")[1].split()[1] == str(pid)
+               for q in filter(str.isdigit, os.listdir("/proc")) if os.path.exists("/proc/%s/stat" % q))
+
+
+def orphans_left(args, cases, ready=None):
     """Starts args (an item that hangs) in a session of its own, kill -9s qcheck alone once its
-    worker runs, as a CI timeout that signals one pid does; True when a process of the session
-    still runs 5 s later (a worker outliving qcheck)."""
+    worker runs (and ready() holds, when given), as a CI timeout that signals one pid does; True
+    when a process of the session still runs 5 s later (a worker, or a process an exec backend's
+    command started, outliving qcheck)."""
     env = dict(env_for(cases), QCHECK_SELFTEST="1")
     p = subprocess.Popen([QCHECK] + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                          start_new_session=True)
     deadline = time.time() + 10
-    while time.time() < deadline and not any(
-            open("/proc/%s/stat" % q).read().split(") ")[1].split()[1] == str(p.pid)
-            for q in filter(str.isdigit, os.listdir("/proc")) if os.path.exists("/proc/%s/stat" % q)):
+    while time.time() < deadline and not (has_child(p.pid) and (ready is None or ready())):
         time.sleep(0.05)  # until a child of qcheck (the worker) exists
     p.kill()
     p.wait()
     deadline = time.time() + 5
-    while time.time() < deadline and group_alive(p.pid):
+    while time.time() < deadline and group_alive(p.pid, field=3):
         time.sleep(0.05)
-    left = group_alive(p.pid)
-    if left:
-        os.killpg(p.pid, signal.SIGKILL)
-    return left
+    left = members(p.pid, field=3)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    return bool(left)
 
 
 def files(root, pattern):
@@ -191,6 +202,15 @@ def part_kill(tmp, cases, rng):
     run(["export", "--case", "cast_fp8", "--params", inst, "--out", gold], cases)
     check(not orphans_left(["golden", "verify", "--backend", "selftest:hang", gold], cases),
           "kill -9 of qcheck golden verify --backend alone: its child (an item that hangs) dies with it")
+
+    started = os.path.join(tmp, "exec-started")
+    script = os.path.join(tmp, "exec-hang.sh")
+    with open(script, "w") as f:  # a runner that starts a process of its own and waits for it
+        f.write("#!/bin/sh\nsleep 100 &\necho $! > %s\nwait\n" % started)
+    os.chmod(script, 0o755)
+    check(not orphans_left(["run", "--case", "cast_fp8", "--params", inst, "--backend", "exec:" + script,
+                            "--timeout", "100"], cases, ready=lambda: os.path.exists(started)),
+          "kill -9 of qcheck run alone: an exec backend's command and the process it started die with it")
 
     rep = os.path.join(tmp, "rep")
     runr = ["run", "--case", "cast_fp8,quant_mx", "--backend", "ref", "--quiet", "--report", rep]
