@@ -585,34 +585,6 @@ int cmd_export(int argc, char **argv)
     return rc;
 }
 
-/* 0 when an outputs file holds the golden's outputs, each stored as the golden stores it (stage
- * tensors may be absent: a vendor kernel does not expose them; bounds and masks are the golden's),
- * and nothing else; else 2 after an error naming the file and the output. A missing output had been
- * an ERROR, a float stored for codes a FAIL, an extra dataset ignored: the file does not fit. */
-static int outputs_fit(const char *cmd, const char *path, qc_tensor_set *got, qc_tensor_set *expected)
-{
-    for (int i = 0; i < expected->n; i++) {
-        const qc_tensor *e = &expected->t[i];
-        if (!qc_judge_aid(e->name) && strncmp(e->name, "stage.", 6) && !qc_set_find(got, e->name)) {
-            qc_error(cmd, "%s: no dataset /outputs/%s (the golden's output)", path, e->name);
-            return QC_EXIT_USAGE;
-        }
-    }
-    for (int i = 0; i < got->n; i++) {
-        const qc_tensor *g = &got->t[i], *e = qc_set_find(expected, g->name);
-        if (!e) {
-            qc_error(cmd, "%s: /outputs/%s is not an output of the golden", path, g->name);
-            return QC_EXIT_USAGE;
-        }
-        if (e->storage != g->storage) {
-            qc_error(cmd, "%s: /outputs/%s is stored as %s, the golden's as %s", path, g->name,
-                     qc_storage_name(g->storage), qc_storage_name(e->storage));
-            return QC_EXIT_USAGE;
-        }
-    }
-    return QC_EXIT_OK;
-}
-
 int cmd_verify(int argc, char **argv)
 {
     qc_args a;
@@ -658,8 +630,12 @@ int cmd_verify(int argc, char **argv)
             qc_cases_free(cases, ncases);
             goto done;
         }
-        if (outputs_fit(a.cmd, outputs, &got, &expected) ||
-            golden_intact(a.cmd, golden, qc_op_find(c->op), &p, &inputs, &expected, 0)) {
+        if (qc_outputs_fit(&got, &expected, err, sizeof err)) {
+            qc_error(a.cmd, "%s: %s", outputs, err);
+            qc_cases_free(cases, ncases);
+            goto done;
+        }
+        if (golden_intact(a.cmd, golden, qc_op_find(c->op), &p, &inputs, &expected, 0)) {
             qc_cases_free(cases, ncases);
             goto done;
         }

@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,16 +44,19 @@ static int write_text(const char *path, const char *text)
     return fclose(f) == 0 && ok ? 0 : -1;
 }
 
+/* At most max bytes of a regular file as text, or NULL: a FIFO or a device named as an outcome is not
+ * opened for reading (O_NONBLOCK, then fstat), so a process cannot make the judge wait. */
 static char *read_text(const char *path, size_t max)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return NULL;
-    char *buf = calloc(max + 1, 1);
-    size_t n = buf ? fread(buf, 1, max, f) : 0;
-    fclose(f);
+    char *buf = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? calloc(max + 1, 1) : NULL;
+    ssize_t n = buf ? read(fd, buf, max) : -1;
+    close(fd);
     if (buf)
-        buf[n] = '\0';
+        buf[n > 0 ? n : 0] = '\0';
     return buf;
 }
 
@@ -77,38 +81,31 @@ typedef struct batch {
     int n;
 } batch;
 
-/* Item j's file of one kind: in/NNNN.h5, exp/NNNN.h5 (private: the expected outputs), out/NNNN.h5,
- * out/NNNN.declined, out/NNNN.error. */
+/* Item j's file of one kind: in/NNNN.h5, out/NNNN.h5, out/NNNN.declined, out/NNNN.error. */
 static void item_path(const batch *b, const char *sub, int j, const char *ext, char *out, size_t len)
 {
     snprintf(out, len, "%s/%s/%04d%s", b->dir, sub, j, ext);
 }
 
-/* Inputs and expected outputs of item j to the batch folder; 0, or the result's verdict set. */
+/* The inputs of item j to the batch folder; 0, or the result's verdict set. The expected outputs
+ * never reach the disk: the judge computes them after the process ends, so a process can neither
+ * read nor edit them (a copy of them would pass, an edit would make any output pass). */
 static int stage_item(const batch *b, int j, const qc_work *w, qc_result *r)
 {
-    qc_tensor_set inputs = {0}, expected = {0};
+    qc_tensor_set inputs = {0};
     char err[1024], path[1024];
-    int rc = qc_instance_expected(w->inst, 1, &inputs, &expected, err, sizeof err);
     qc_golden_meta m;
     qc_instance_meta(w->inst, w->backend->name, &m);
     m.ephemeral = 1;
-    if (!rc) {
-        qc_tensor_set plain, split[QC_MAX_TENSORS];
-        char names[QC_MAX_TENSORS][QC_NAME_LEN];
-        qc_stage_split(&expected, NULL, &plain, split, names, QC_MAX_TENSORS);
-        item_path(b, "in", j, ".h5", path, sizeof path);
-        rc = qc_golden_write(path, &m, &inputs, NULL, NULL, NULL, 0, err, sizeof err);
-        item_path(b, "exp", j, ".h5", path, sizeof path);
-        rc = rc || qc_golden_write(path, &m, &inputs, &plain, NULL, NULL, 0, err, sizeof err);
-    }
+    item_path(b, "in", j, ".h5", path, sizeof path);
+    int rc = qc_instance_inputs(w->inst, 1, &inputs, err, sizeof err) ||
+             qc_golden_write(path, &m, &inputs, NULL, NULL, NULL, 0, err, sizeof err);
     if (rc) {
         r->verdict = QC_ERROR;
         snprintf(r->figures, sizeof r->figures, "inputs not written");
         snprintf(r->detail, sizeof r->detail, "  %s\n", err);
     }
     qc_set_free(&inputs);
-    qc_set_free(&expected);
     return rc;
 }
 
@@ -146,39 +143,64 @@ static int write_manifest(const batch *b, const qc_work *work, const int *idx, c
     return rc;
 }
 
-static void end_group(int sig)
+static volatile sig_atomic_t command_pid; /* in the leader: the command, and so its process group */
+
+static void end_command(int sig)
 {
-    (void)sig;
-    kill(0, SIGKILL);
+    if (command_pid > 0)
+        kill(-(pid_t)command_pid, SIGKILL);
+    _exit(128 + sig);
 }
 
-/* The leader of the command's process group (never returns): runs argv as its child and ends as the
- * child ended (its exit code, or the signal that killed it), so the worker's wait status is the
- * command's. PR_SET_PDEATHSIG reaches only a direct child: when the worker dies (qcheck killed,
- * Ctrl-C), the leader gets SIGTERM and kills its whole group, so that `sh -c` and every process the
- * command started die with qcheck; it stays alive until then, so the group's id cannot be reused. */
-static void lead_group(char *const argv[])
+/* The leader of an exec batch's command (never returns). The command runs as its child in a process
+ * group of its own, with everything it starts; the leader ends as the command ended (its exit code,
+ * or the signal that killed it), so the worker's wait status is the command's. The group is killed
+ * when the command ends (what it left running in the background), on SIGTERM (the worker's timeout)
+ * and when the worker dies (qcheck killed, Ctrl-C: PR_SET_PDEATHSIG, which itself reaches only a
+ * direct child, so `sh -c` and what the command started would outlive qcheck). Until the command
+ * is reaped its pid holds the group's id, so the kill cannot reach a group that reused it. */
+static void lead_command(char *const argv[])
 {
-    const pid_t worker = getppid();
-    signal(SIGTERM, end_group);
+    const pid_t worker = getppid(), leader = getpid();
+    sigset_t term, old;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_BLOCK, &term, &old); /* until command_pid is known */
+    signal(SIGTERM, end_command);
 #if defined(__linux__)
     if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != worker)
         _exit(126);
 #endif
     pid_t pid = fork();
     if (pid == 0) {
+        setpgid(0, 0);
+#if defined(__linux__)
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != leader)
+            _exit(126);
+#endif
         signal(SIGTERM, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &old, NULL);
         execv(argv[0], argv);
         _exit(127);
     }
-    int status = 0;
-    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    if (pid > 0)
+        setpgid(pid, pid); /* as the child does: whichever runs first */
+    command_pid = pid;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0)
+        _exit(127);
+    siginfo_t ended;
+    while (waitid(P_PID, (id_t)pid, &ended, WEXITED | WNOWAIT) < 0 && errno == EINTR)
         ;
-    if (pid > 0 && WIFSIGNALED(status)) {
+    kill(-pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFSIGNALED(status)) {
         signal(WTERMSIG(status), SIG_DFL);
         kill(getpid(), WTERMSIG(status));
     }
-    _exit(pid < 0 ? 127 : WIFEXITED(status) ? WEXITSTATUS(status) : 126);
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 126);
 }
 
 /* Runs CMD with the manifest as its last argument, stdout and stderr into the batch folder, for
@@ -199,9 +221,9 @@ static int run_command(const batch *b, const char *cmd, double seconds, int *tim
             dup2(fd, 1), dup2(fd, 2);
             close(fd);
         }
-        setpgid(0, 0); /* its own process group, so that a timeout kills its children too */
+        setpgid(0, 0); /* out of qcheck's group: a Ctrl-C reaches qcheck, which ends the command */
         setenv("QCHECK_EXEC_MANIFEST", manifest, 1);
-        lead_group((char *[]){"/bin/sh", "-c", script, "qcheck", manifest, NULL});
+        lead_command((char *[]){"/bin/sh", "-c", script, "qcheck", manifest, NULL});
     }
     double end = qc_now() + seconds;
     int status = 0;
@@ -212,8 +234,7 @@ static int run_command(const batch *b, const char *cmd, double seconds, int *tim
         if (w < 0 && errno != EINTR)
             return -1;
         if (qc_now() > end) {
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
+            kill(pid, SIGTERM); /* the leader kills the command's group and ends */
             waitpid(pid, &status, 0);
             *timed_out = 1;
             return status;
@@ -240,71 +261,103 @@ static void describe_exit(int status, int timed_out, double seconds, char *out, 
         snprintf(out, len, "the command exited 0");
 }
 
-/* Item j's outcome from the files the process left. */
-static void judge_item(const batch *b, int j, const qc_work *w, const qc_run_config *cfg, const char *exit_note,
-                       const char *stderr_tail, qc_result *r)
+/* Control characters (a newline among them) as spaces: a process's text stays on its verdict's line
+ * and cannot print lines that read as verdicts. */
+static char *one_line(char *text)
 {
-    char path[1024], err[1024];
-    item_path(b, "out", j, ".declined", path, sizeof path);
-    char *text = read_text(path, 512);
-    if (text) {
-        r->verdict = QC_SKIPPED;
-        snprintf(r->figures, sizeof r->figures, "declined: %.200s", text[0] ? text : "(no reason given)");
-        free(text);
-        return;
-    }
-    item_path(b, "out", j, ".error", path, sizeof path);
-    if ((text = read_text(path, 2048))) {
-        r->verdict = QC_ERROR;
-        snprintf(r->figures, sizeof r->figures, "the process reported an error");
-        snprintf(r->detail, sizeof r->detail, "  %s\n", text);
-        free(text);
-        return;
-    }
+    for (char *c = text; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7F)
+            *c = ' ';
+    return text;
+}
+
+static void item_error(qc_result *r, const char *figures, const char *detail)
+{
+    r->verdict = QC_ERROR;
+    snprintf(r->figures, sizeof r->figures, "%s", figures);
+    snprintf(r->detail, sizeof r->detail, "  %s\n", detail);
+}
+
+/* The outputs file of item j judged against the reference's outputs, computed now. */
+static void judge_outputs(const char *path, const qc_work *w, const qc_run_config *cfg, qc_result *r)
+{
     qc_tensor_set inputs = {0}, expected = {0}, got = {0};
-    item_path(b, "out", j, ".h5", path, sizeof path);
-    if (access(path, F_OK)) {
-        r->verdict = QC_ERROR;
-        snprintf(r->figures, sizeof r->figures, "no output (%.200s)", exit_note);
-        snprintf(r->detail, sizeof r->detail, "  %s wrote none of outputs, declined, error for this item; its "
-                 "stderr ends:\n%s\n", w->backend->name, stderr_tail);
-        return;
-    }
-    if (qc_golden_read_outputs(path, &got, err, sizeof err)) {
-        r->verdict = QC_ERROR;
-        snprintf(r->figures, sizeof r->figures, "unreadable output file");
-        snprintf(r->detail, sizeof r->detail, "  %s\n", err);
-    } else {
-        item_path(b, "exp", j, ".h5", path, sizeof path);
-        if (qc_golden_read(path, NULL, &inputs, &expected, err, sizeof err)) {
-            r->verdict = QC_ERROR;
-            snprintf(r->figures, sizeof r->figures, "expected outputs lost");
-            snprintf(r->detail, sizeof r->detail, "  %s\n", err);
-        } else {
-            if (qc_outputs_adopt_dtypes(&got, &expected, err, sizeof err)) {
-                r->verdict = QC_ERROR;
-                snprintf(r->figures, sizeof r->figures, "wrong output dtype");
-                snprintf(r->detail, sizeof r->detail, "  %s\n", err);
-            } else {
-                qc_judge(w->inst->c, &w->inst->params, &inputs, &expected, &got, cfg->show, r);
-            }
-            if (cfg->keep_failing && r->verdict == QC_FAIL)
-                qc_keep_failing(cfg->keep_failing, w->inst, w->backend->name, &inputs, &expected, &got, r);
-        }
+    char err[1024];
+    if (qc_golden_read_outputs(path, &got, err, sizeof err))
+        item_error(r, "unreadable output file", err);
+    else if (qc_instance_expected(w->inst, 1, &inputs, &expected, err, sizeof err))
+        item_error(r, "no expected outputs", err);
+    else if (qc_outputs_fit(&got, &expected, err, sizeof err))
+        item_error(r, "outputs do not fit the op", err);
+    else if (qc_outputs_adopt_dtypes(&got, &expected, err, sizeof err))
+        item_error(r, "wrong output dtype", err);
+    else {
+        qc_judge(w->inst->c, &w->inst->params, &inputs, &expected, &got, cfg->show, r);
+        if (cfg->keep_failing && r->verdict == QC_FAIL)
+            qc_keep_failing(cfg->keep_failing, w->inst, w->backend->name, &inputs, &expected, &got, r);
     }
     qc_set_free(&inputs);
     qc_set_free(&expected);
     qc_set_free(&got);
 }
 
+/* Item j's outcome from the files the process left: exactly one of outputs, declined, error. */
+static void judge_item(const batch *b, int j, const qc_work *w, const qc_run_config *cfg, const char *exit_note,
+                       const char *stderr_tail, qc_result *r)
+{
+    static const char *const ext[3] = {".h5", ".declined", ".error"};
+    char path[3][1024], err[2048], figures[256];
+    int left = 0;
+    struct stat st;
+    for (int k = 0; k < 3; k++) {
+        item_path(b, "out", j, ext[k], path[k], sizeof path[k]);
+        left |= lstat(path[k], &st) == 0 ? 1 << k : 0;
+    }
+    if (!left) {
+        snprintf(err, sizeof err, "%s wrote none of outputs, declined, error for this item; its stderr ends:\n%s",
+                 w->backend->name, stderr_tail);
+        snprintf(figures, sizeof figures, "no output (%.200s)", exit_note);
+        item_error(r, figures, err);
+        return;
+    }
+    if (left & (left - 1)) { /* a declined or an error beside outputs says the outputs are not to be trusted */
+        snprintf(err, sizeof err, "%s wrote%s%s%s for this item; docs/exec.md asks for exactly one", w->backend->name,
+                 left & 1 ? " outputs" : "", left & 2 ? " declined" : "", left & 4 ? " error" : "");
+        item_error(r, "more than one outcome", err);
+        return;
+    }
+    if (left == 1) {
+        judge_outputs(path[0], w, cfg, r);
+        return;
+    }
+    int k = left == 2 ? 1 : 2;
+    char *text = read_text(path[k], k == 1 ? 512 : 2048);
+    if (!text) {
+        snprintf(err, sizeof err, "%s: not a regular file", path[k]);
+        item_error(r, k == 1 ? "unreadable declined file" : "unreadable error file", err);
+    } else if (k == 1) {
+        r->verdict = QC_SKIPPED;
+        snprintf(r->figures, sizeof r->figures, "declined: %.200s", text[0] ? one_line(text) : "(no reason given)");
+    } else {
+        item_error(r, "the process reported an error", one_line(text));
+    }
+    free(text);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path) != 0 && errno != ENOENT;
+}
+
+/* The batch folder and all it holds, links removed as links (FTW_PHYS), never through a shell:
+ * the folder's name comes from TMPDIR, which may hold any character. */
 static void remove_tree(const char *dir)
 {
-    char cmd[700];
     if (getenv("QCHECK_EXEC_KEEP")) /* debugging: leave the batch folder */
         return;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "qcheck: could not remove %s\n", dir);
+    if (nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        fprintf(stderr, "qcheck: could not remove %s: %s\n", dir, strerror(errno));
 }
 
 void qc_exec_batch(const qc_work *work, const int *idx, int n, const qc_run_config *cfg, qc_result *results)
@@ -323,8 +376,8 @@ void qc_exec_batch(const qc_work *work, const int *idx, int n, const qc_run_conf
         free(staged);
         return;
     }
-    static const char *const subs[] = {"in", "exp", "out"};
-    for (int k = 0; k < 3; k++) {
+    static const char *const subs[] = {"in", "out"};
+    for (int k = 0; k < 2; k++) {
         snprintf(sub, sizeof sub, "%s/%s", b.dir, subs[k]);
         mkdir(sub, 0755);
     }

@@ -173,6 +173,30 @@ int qc_outputs_adopt_dtypes(qc_tensor_set *got, qc_tensor_set *expected, char *e
     return 0;
 }
 
+int qc_outputs_fit(qc_tensor_set *got, qc_tensor_set *expected, char *err, size_t errlen)
+{
+    for (int i = 0; i < expected->n; i++) {
+        const qc_tensor *e = &expected->t[i];
+        if (!qc_judge_aid(e->name) && strncmp(e->name, "stage.", 6) && !qc_set_find(got, e->name)) {
+            snprintf(err, errlen, "no dataset /outputs/%s (an output of the op)", e->name);
+            return 2;
+        }
+    }
+    for (int i = 0; i < got->n; i++) {
+        const qc_tensor *g = &got->t[i], *e = qc_set_find(expected, g->name);
+        if (!e || qc_judge_aid(g->name)) {
+            snprintf(err, errlen, "/outputs/%s is not an output of the op", g->name);
+            return 2;
+        }
+        if (e->storage != g->storage) {
+            snprintf(err, errlen, "/outputs/%s is stored as %s, the op's as %s", g->name,
+                     qc_storage_name(g->storage), qc_storage_name(e->storage));
+            return 2;
+        }
+    }
+    return 0;
+}
+
 int qc_golden_read_joined(const char *path, qc_golden_meta *m, qc_tensor_set *inputs, qc_tensor_set *outputs,
                           char *err, size_t errlen)
 {

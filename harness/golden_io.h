@@ -21,6 +21,11 @@ int qc_check_dtypes(const char *path, const char *group, const qc_tensor_set *s,
  * plain uint16 is bf16), and its shape when they hold as many elements (docs/exec.md). */
 /* A qc_dtype that names another dtype than the op's is an error (2, err names the output). */
 int qc_outputs_adopt_dtypes(qc_tensor_set *got, qc_tensor_set *expected, char *err, size_t errlen);
+/* 0 when outputs written elsewhere (verify --outputs, the exec backend) are the op's outputs, each
+ * stored as expected stores it (stage tensors may be absent: a vendor kernel does not expose them),
+ * and nothing else: no bound or mask of its own (the judge's come from the reference), no extra
+ * dataset. Else 2, err naming the dataset. */
+int qc_outputs_fit(qc_tensor_set *got, qc_tensor_set *expected, char *err, size_t errlen);
 /* Whether a tensor name is a judge's aid: <output>.bound or <output>.mask (runner.c qc_judge). */
 int qc_judge_aid(const char *name);
 /* qc_golden_read with the reference's stage tensors joined to the outputs: /stages/<s>/<t> as

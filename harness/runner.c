@@ -133,11 +133,31 @@ static int call(const qc_backend *b, const qc_instance *in, const qc_tensor_set 
 /* `ref` (the reference op itself), for the expected outputs. */
 static const qc_backend *reference(void) { return qc_backend_at(0); }
 
+/* The inputs (and with_derived, what they imply: qc_instance_expected); a vector case's expected
+ * outputs, its table, into table. */
+static int inputs_of(const qc_instance *in, int with_derived, qc_tensor_set *inputs, qc_tensor *table, char *err,
+                     size_t errlen)
+{
+    if (make_inputs(in, inputs, table, err, errlen))
+        return 2;
+    const qc_op *op = qc_op_find(in->c->op);
+    qc_op_call dc = {&in->params, inputs, inputs, err, errlen, 0};
+    return !in->c->nvectors && with_derived && op->derived_inputs && op->derived_inputs(&dc) ? 2 : 0;
+}
+
+int qc_instance_inputs(const qc_instance *in, int with_derived, qc_tensor_set *inputs, char *err, size_t errlen)
+{
+    qc_tensor table = {0};
+    int rc = inputs_of(in, with_derived, inputs, &table, err, errlen);
+    qc_tensor_free(&table);
+    return rc;
+}
+
 int qc_instance_expected(const qc_instance *in, int with_derived, qc_tensor_set *inputs, qc_tensor_set *expected,
                          char *err, size_t errlen)
 {
     qc_tensor table = {0};
-    if (make_inputs(in, inputs, &table, err, errlen)) {
+    if (inputs_of(in, with_derived, inputs, &table, err, errlen)) {
         qc_tensor_free(&table);
         return 2;
     }
@@ -145,10 +165,6 @@ int qc_instance_expected(const qc_instance *in, int with_derived, qc_tensor_set 
         qc_set_add(expected, &table); /* an independent oracle: the vector table */
         return 0;
     }
-    const qc_op *op = qc_op_find(in->c->op);
-    qc_op_call dc = {&in->params, inputs, inputs, err, errlen, 0};
-    if (with_derived && op->derived_inputs && op->derived_inputs(&dc))
-        return 2;
     char why[1024];
     if (call(reference(), in, inputs, expected, why, sizeof why, 0)) {
         snprintf(err, errlen, "reference refused the instance: %s", why);

@@ -79,7 +79,10 @@ pid_t qc_fork(void);
  * with_derived: also what the inputs imply that the kernel consumes (registry.h derived_inputs:
  * gemm's quantized operands, moe's expert weights), for an instance that leaves the process
  * (export, golden files, the exec backend); in-process backends get those through the ABI.
- * 0, 2 when the inputs cannot be made, 3 when the reference refuses; err says why. */
+ * 0, 2 when the inputs cannot be made, 3 when the reference refuses; err says why.
+ * qc_instance_inputs: the same inputs alone (0 or 2), for a process that must not see the
+ * expected outputs (the exec backend's command). */
+int qc_instance_inputs(const qc_instance *in, int with_derived, qc_tensor_set *inputs, char *err, size_t errlen);
 int qc_instance_expected(const qc_instance *in, int with_derived, qc_tensor_set *inputs, qc_tensor_set *expected,
                          char *err, size_t errlen);
 

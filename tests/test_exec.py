@@ -7,7 +7,10 @@
   not do are SKIPPED as declined, and the REPRO / --report lines are those of any backend;
 - a kernel that writes ties-away e2m1 FAILs with the tie class;
 - a crash, a hang past --timeout, a missing output, an output of the wrong size, an error file
-  and a nonzero exit are ERROR for the items concerned, with the process's stderr tail.
+  and a nonzero exit are ERROR for the items concerned, with the process's stderr tail;
+- the expected outputs are never in the process's reach (zeros written everywhere never pass), two
+  outcomes for one item are ERROR, a FIFO as an outcome is ERROR at once, a process the command
+  leaves running is killed, a MoE case passes without stage tensors, a TMPDIR with a quote works.
 Exit 77 when h5py, numpy or ml_dtypes is missing.
 """
 import json
@@ -40,9 +43,28 @@ if MODE == "crash":
 if MODE == "hang":
     import time
     time.sleep(3600)
+if MODE == "reference":  # the reference's own outputs, through qcheck export: a correct kernel of any op
+    import subprocess
+    for it in json.load(open(m))["items"]:
+        params = ",".join("%s=%s" % kv for kv in it["params"].items())
+        ref = os.path.join(d, "ref.h5")
+        subprocess.run([os.environ["QC_TEST_QCHECK"], "export", "--case", it["case"], "--params", params, "--out",
+                        ref], check=True, stdout=subprocess.DEVNULL)
+        with h5py.File(ref, "r") as f, h5py.File(os.path.join(d, it["outputs"]), "w") as g:
+            for name, v in f["outputs"].items():
+                if not name.endswith((".bound", ".mask")):
+                    g["outputs/" + name] = v[...]
+    sys.exit(0)
+if MODE == "background":  # a process left running: its pid for the test to look at
+    import subprocess
+    bg = subprocess.Popen(["sleep", "120"])
+    open(os.environ["QC_TEST_BG"], "w").write(str(bg.pid))
 for i, it in enumerate(json.load(open(m))["items"]):
     p = it["params"]
     out = os.path.join(d, it["outputs"])
+    if MODE == "fifo" and i > 0:  # a FIFO named as the outcome: nobody ever writes it
+        os.mkfifo(os.path.join(d, it["declined"]))
+        continue
     if it["op"] != "cast" or p.get("profile") != "ml_dtypes" or p["to"] not in names:
         open(os.path.join(d, it["declined"]), "w").write("only ml_dtypes casts")
         continue
@@ -61,6 +83,16 @@ for i, it in enumerate(json.load(open(m))["items"]):
             y = np.where(a == v, (y & 8) | code, y).astype(np.uint8)
     if MODE == "short":
         y = y[:-1]
+    if MODE == "forge":  # zeros as the output, and zeros as any expected output in reach
+        y = np.zeros_like(y)
+        for root, _, files in os.walk(d):
+            for name in files:
+                if name.endswith(".h5") and os.path.basename(root) not in ("in", "out"):
+                    with h5py.File(os.path.join(root, name), "r+") as f:
+                        for v in f.get("outputs", {}).values():
+                            v[...] = 0
+    if MODE == "both":
+        open(os.path.join(d, it["declined"]), "w").write("declined as well")
     with h5py.File(out + ".tmp", "w") as f:
         f["outputs/y"] = y
     os.replace(out + ".tmp", out)
@@ -80,10 +112,22 @@ def summary(out):
     return tuple(int(g) for g in m.groups()) if m else None
 
 
-def run(qcheck, kernel, mode, case, extra=()):
+def run(qcheck, kernel, mode, case, extra=(), env=None, timeout=250):
     cmd = [qcheck, "run", "--case", case, "--backend", "exec:%s %s %s" % (sys.executable, kernel, mode)] + list(extra)
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    try:
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                           env=dict(os.environ, QC_TEST_QCHECK=qcheck, **(env or {})), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "", "killed after %d s" % timeout
     return r.returncode, r.stdout, r.stderr
+
+
+def alive(pid):
+    try:
+        stat = open("/proc/%d/stat" % pid).read()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
 
 
 def main():
@@ -133,6 +177,43 @@ def main():
         rc, out, _ = run(qcheck, kernel, "exit3", "cast_fp8", ["--params", "profile=ml_dtypes,to=e4m3fn,n=7"])
         s = summary(out)
         check(rc == 0 and s and s[0] == 6, "outputs written before a nonzero exit are still judged: %s" % (s,))
+
+        one = ["--params", "profile=ml_dtypes,to=e4m3fn,n=7"]
+        rc, out, _ = run(qcheck, kernel, "forge", "cast_fp8", one)
+        s = summary(out)
+        check(rc == 1 and s and s[0] == 0, "zeros pass nowhere, whatever the process edits in its folder: %s" % (s,))
+
+        rc, out, _ = run(qcheck, kernel, "both", "cast_fp8", one)
+        s = summary(out)
+        check(rc == 1 and s and s[0] == 0 and s[1] == 6 and "more than one outcome" in out,
+              "outputs and declined for one item are ERROR: %s" % (s,))
+
+        rc, out, err = run(qcheck, kernel, "fifo", "cast_fp8", one + ["--timeout", "5"], timeout=40)
+        s = summary(out)
+        check(rc == 1 and s and s[0] == 1 and s[1] == 5 and "not a regular file" in out,
+              "a FIFO as the declined file is ERROR, at once, and the batch's other results stand: %s %s"
+              % (s, err[-200:]))
+
+        pidfile = os.path.join(d, "bg.pid")
+        rc, out, _ = run(qcheck, kernel, "background", "cast_fp8", one, env={"QC_TEST_BG": pidfile})
+        pid = int(open(pidfile).read()) if os.path.exists(pidfile) else 0
+        check(rc == 0 and pid and not alive(pid), "a process the command left running ends with it (pid %d, alive %s)"
+              % (pid, pid and alive(pid)))
+        if pid and alive(pid):
+            os.kill(pid, 9)
+
+        moe = "recipe=bf16,route=llama4,experts=4,top_k=1,weight_on_input=1,act=relu2,tokens=1,hidden=48,inter=58"
+        rc, out, err = run(qcheck, kernel, "reference", "bf16_moe", ["--params", moe])
+        s = summary(out)
+        check(rc == 0 and s and s[0] == 1, "a MoE case passes through exec with the reference's outputs, no stage "
+              "tensors: %s %s" % (s, (out + err)[-300:]))
+
+        tmp = os.path.join(d, "it's $(here)")
+        os.makedirs(tmp)
+        rc, out, err = run(qcheck, kernel, "ok", "cast_fp8", one, env={"TMPDIR": tmp})
+        s = summary(out)
+        check(rc == 0 and s and s[0] == 6 and os.listdir(tmp) == [], "a TMPDIR with a quote: the batch folder is "
+              "made and removed (%s, left %s, %s)" % (s, os.listdir(tmp), err[-200:]))
     return 1 if failures else 0
 
 

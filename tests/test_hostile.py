@@ -405,7 +405,7 @@ def test_outputs_fit(tmp, cases):
         y = f["outputs/y"][()]
     for what, datasets, words in (("no y", {"outputs/z": y}, "no dataset /outputs/y"),
                                   ("y as f32", {"outputs/y": y.astype(np.float32)}, "stored as f32"),
-                                  ("an extra dataset", {"outputs/y": y, "outputs/w": y}, "not an output of the golden")):
+                                  ("an extra dataset", {"outputs/y": y, "outputs/w": y}, "not an output of the op")):
         outs = os.path.join(tmp, "fit-outs.h5")
         with h5py.File(outs, "w") as f:
             for k, v in datasets.items():
