@@ -242,6 +242,19 @@ static int is_degenerate(const elems *e)
  * meet NaN. The bound comes from the op's error analysis (docs/DESIGN.md "Comparison rules"). */
 static void ratio_add(qc_ratio_hist *h, double err, double bound);
 
+/* Where round to nearest starts to give Inf: the largest finite value plus half its ulp (IEEE 754
+ * §4.3.1, and formats.md for the minifloats with an Inf); Inf for a format that has none. */
+static double overflow_threshold(const elems *el)
+{
+    if (el->fmt == QC_F32)
+        return (double)FLT_MAX + ((double)FLT_MAX - (double)nextafterf(FLT_MAX, 0)) / 2;
+    if (el->fmt < 0 || !qcref_is_minifloat((qc_format)el->fmt))
+        return INFINITY;
+    uint32_t top = qcref_max_magnitude(qcref_minifloat((qc_format)el->fmt));
+    double m = decoded(el, top), below = decoded(el, top - 1);
+    return m + (m - below) / 2;
+}
+
 static int within_bound(const elems *e, const elems *g, const qc_tensor *bound, int64_t i, qc_mismatch_class *c,
                         double *tightness, qc_ratio_hist *hist)
 {
@@ -255,6 +268,11 @@ static int within_bound(const elems *e, const elems *g, const qc_tensor *bound, 
     *c = QC_MM_OUT_OF_BOUND;
     if (vg == ve) /* equal values meet (+-Inf included) */
         return 1;
+    if (isinf(ve) || isinf(vg)) { /* Inf is where RNE overflows: right only when the bound reaches there */
+        double t = overflow_threshold(e);
+        ve = isinf(ve) ? copysign(t, ve) : ve;
+        vg = isinf(vg) ? copysign(t, vg) : vg;
+    }
     double r = b > 0 ? fabs(vg - ve) / b : INFINITY;
     *tightness = r > *tightness ? r : *tightness;
     return fabs(vg - ve) <= b;

@@ -50,8 +50,11 @@ static void test_hand_values(void)
     CHECK(qcref_gemm_bound(1, 1, 1, QC_F32, 0) == want, "bound(k=1) = %.17g, got %.17g", want,
           qcref_gemm_bound(1, 1, 1, QC_F32, 0));
     CHECK(qcref_gemm_bound(1, 1, 1, QC_F32, 1) == 0, "a proven-exact element has bound 0");
-    CHECK(qcref_gemm_bound(65519, 65519, 1, QC_F16, 0) == INFINITY, "next to the f16 overflow threshold 65520: Inf");
-    CHECK(isfinite(qcref_gemm_bound(65000, 65000, 1, QC_F16, 0)), "65000 cannot round to Inf in f16");
+    double near = qcref_gemm_bound(65519, 65519, 1, QC_F16, 0), far = qcref_gemm_bound(65000, 65000, 1, QC_F16, 0);
+    CHECK(isfinite(near) && qcref_gemm_may_overflow(65519, near, QC_F16),
+          "next to the f16 overflow threshold 65520: a finite bound (%g) that reaches it", near);
+    CHECK(isfinite(far) && !qcref_gemm_may_overflow(65000, far, QC_F16), "65000 cannot round to Inf in f16");
+    CHECK(qcref_gemm_bound(INFINITY, INFINITY, 4, QC_F16, 0) == 0, "an Inf input: bound 0, the same Inf");
 }
 
 /* Runs the reference gemm op on generated inputs; out gets c, c.bound and the stage tensors. */
@@ -616,6 +619,45 @@ static void test_bound_rule(void)
     qc_tensor_free(&e), qc_tensor_free(&g), qc_tensor_free(&b);
 }
 
+/* Near the top of f16 (max 65504, ulp 32 there; RNE overflows from 65520 on) the comparator reads
+ * +-Inf as +-65520: an Inf within the bound of its expected value passes, and 0, the other Inf or
+ * a finite value beyond the bound fail (an Inf bound had passed any value but NaN). */
+static void test_bound_at_overflow(void)
+{
+    qc_compare_spec spec = {0};
+    snprintf(spec.output, sizeof spec.output, "c");
+    snprintf(spec.rule, sizeof spec.rule, "bound");
+    spec.budget_class = -1;
+    static const struct {
+        uint16_t expected, got;
+        double bound;
+        int pass;
+        const char *what;
+    } rows[] = {{0x7C00, 0x7BFF, 20, 1, "+Inf expected, max 65504 got, bound 20 >= 16"},
+                {0x7BFF, 0x7C00, 20, 1, "max expected, +Inf got, bound 20"},
+                {0xFC00, 0xFBFF, 20, 1, "-Inf expected, -max got"},
+                {0x7C00, 0x7BFE, 20, 0, "+Inf expected, 65472 got: 48 > 20"},
+                {0x7C00, 0x0000, 1e4, 0, "+Inf expected, 0 got"},
+                {0x7C00, 0xFC00, 1e4, 0, "+Inf expected, -Inf got"},
+                {0x7BFF, 0x7C00, 10, 0, "max expected, +Inf got, bound 10 < 16"}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        int64_t n = 1;
+        qc_tensor e, g, b;
+        qc_tensor_alloc(&e, "c", QC_ST_U16, "f16", 1, &n);
+        qc_tensor_alloc(&g, "c", QC_ST_U16, "f16", 1, &n);
+        qc_tensor_alloc(&b, "c.bound", QC_ST_F64, "f64", 1, &n);
+        *(uint16_t *)e.data = rows[i].expected, *(uint16_t *)g.data = rows[i].got, *(double *)b.data = rows[i].bound;
+        qc_params p = {0};
+        qc_compare_extra x = {.bound = &b};
+        qc_compare_out o;
+        char detail[1024] = "";
+        qc_compare(&spec, &p, NULL, &e, &g, &x, 4, &o, detail, sizeof detail);
+        CHECK((o.mismatches == 0) == rows[i].pass, "%s: %s (%lld mismatches)", rows[i].what,
+              rows[i].pass ? "passes" : "fails", (long long)o.mismatches);
+        qc_tensor_free(&e), qc_tensor_free(&g), qc_tensor_free(&b);
+    }
+}
+
 /* ---- int8_rowwise: a second, deliberately plain implementation of sgl-kernel's W8A8 path
  * (csrc/cpu/vec.h quantize_row_int8, csrc/cpu/gemm_int8.cpp store lambda), in fp64 / int64
  * arithmetic rounded by hand, against the op; bit for bit. ---- */
@@ -751,6 +793,7 @@ int main(void)
 {
     test_int8_rowwise();
     test_bound_rule();
+    test_bound_at_overflow();
     test_sgl_cpu_model();
     test_stage_table();
     test_hand_values();

@@ -556,7 +556,8 @@ static int combine(qc_op_call *c, moe_state *s, const float *b2)
                 double sy = s->s64[r * h + j] + (s->cfg.bias ? fabs((double)b2[e * h + j]) : 0.0);
                 s->y64[r * h + j] = y;
                 acc += wq * y;
-                err += fabs(wq) * qcref_gemm_bound(y, sy, (size_t)s->cfg.i, QC_F32, 0);
+                double g = qcref_gemm_bound(y, sy, (size_t)s->cfg.i, QC_F32, 0);
+                err += qcref_gemm_may_overflow(y, g, QC_F32) ? INFINITY : fabs(wq) * g; /* y may be Inf: no claim */
                 mag += fabs(wq * y);
             }
             double v = (double)s->cfg.rsf_out * acc, b = rsf * (err + gamma32(2.0 * (double)s->kk + 2) * (mag + err));

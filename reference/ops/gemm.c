@@ -118,18 +118,21 @@ static void out_format(qc_format out, double *u, double *tiny, double *overflow)
 
 double qcref_gemm_bound(double y64, double s, size_t k, qc_format out, int exact)
 {
-    if (exact)
-        return 0.0;
-    if (!isfinite(y64) || !isfinite(s))
-        return INFINITY;
+    if (exact || !isfinite(y64) || !isfinite(s))
+        return 0.0; /* an Inf or NaN input: every order of the sum gives the reference's Inf or NaN */
     double u, tiny, overflow, n = (double)k + 4;
     out_format(out, &u, &tiny, &overflow);
     double e = gamma_n(n, 0x1p-24) * s + n * 0x1p-149;
     double f = gamma_n((double)k + 2, 0x1p-53) * s;
     double bound = e + f + 2 * u * (fabs(y64) + f + e) + 2 * tiny;
-    if (fabs(y64) + bound >= overflow)
-        return INFINITY; /* a kernel may round to +-Inf here, or stay finite: both are right */
     return bound * (1 + 0x1p-50); /* the fp64 evaluation of this formula rounds too */
+}
+
+int qcref_gemm_may_overflow(double y64, double bound, qc_format out)
+{
+    double u, tiny, overflow;
+    out_format(out, &u, &tiny, &overflow);
+    return fabs(y64) + bound >= overflow;
 }
 
 size_t qcref_gemm_bound_k(qc_gemm_kind kind, size_t k, int grouped)

@@ -72,6 +72,12 @@ int qcref_row_lsb(const double *row, size_t n);
  * bit-exact: the kernel's fp32 accumulator holds y64 itself, so its output is y64 rounded once to
  * out, to nearest (qcref_gemm_round_out); a kernel rounding toward zero there fails. */
 double qcref_gemm_bound(double y64, double s, size_t k, qc_format out, int exact);
+/* Near the top of out's range (|y64| + bound reaches the RNE overflow threshold, max + half an
+ * ulp) a kernel may round to +-Inf or stay finite; the comparator reads +-Inf as +-threshold
+ * there (harness/compare.c), so the bound admits Inf of the right sign and never 0 or the other
+ * Inf. A y64 or s that is not finite (an Inf or NaN input) has bound 0: the same Inf or NaN.
+ * qcref_gemm_may_overflow says whether an fp32 intermediate (MoE's GEMM2 output) may be Inf. */
+int qcref_gemm_may_overflow(double y64, double bound, qc_format out);
 
 /* The K of qcref_gemm_bound for a kernel's accumulation structure. grouped = 0: any order over all
  * K terms (K). grouped = 1, the block-scaled kernels of formats.md §9.1 (Triton
