@@ -110,6 +110,27 @@ static int64_t first_gap(const qc_result *sorted, int n)
     return -1;
 }
 
+/* The planted bugs of the merged run, as qcheck run judges them: one whose items ran and none
+ * FAILed escaped the gate (a line each); one whose every item was skipped, none declined, could
+ * not run where the shards ran. Returns how many escaped. */
+static int escaped_mutants(const qc_result *all, int total)
+{
+    int escaped = 0;
+    for (int i = 0; i < total; i++) {
+        int first = 1;
+        for (int j = 0; j < i && first; j++)
+            first = strcmp(all[j].backend, all[i].backend) != 0;
+        if (!all[i].planted || !first)
+            continue;
+        int tried, failed, skipped, declined;
+        qc_backend_tally(all, total, all[i].backend, &tried, &failed, &skipped, &declined);
+        const char *state = failed ? "caught" : skipped == tried && !declined ? "NOT RUN" : "NOT CAUGHT";
+        printf("MUTANT %s %s (%d of %d instances failed)\n", all[i].backend, state, failed, tried);
+        escaped += !failed && (skipped < tried || declined);
+    }
+    return escaped;
+}
+
 static int merge(const char *cmd, char **dirs, int n, const char *out_dir)
 {
     qc_report_data *d = calloc((size_t)n, sizeof *d);
@@ -144,8 +165,7 @@ static int merge(const char *cmd, char **dirs, int n, const char *out_dir)
         for (int i = 0; i < total; i++) {
             count[all[i].verdict]++;
             /* as in qcheck run: a mutant's failures are the gate working, not a failure of the run */
-            failing += (all[i].verdict == QC_FAIL || all[i].verdict == QC_ERROR || all[i].verdict == QC_MISTRUSTED) &&
-                       strncmp(all[i].backend, "mutant:", 7) != 0;
+            failing += qc_verdict_failing(all[i].verdict) && !(all[i].planted && all[i].verdict == QC_FAIL);
         }
         int64_t gap = total == info.selection_items ? first_gap(all, total) : -1;
         if (total != info.selection_items)
@@ -156,10 +176,13 @@ static int merge(const char *cmd, char **dirs, int n, const char *out_dir)
         else if (qc_report_write(out_dir, &info, all, total, err, sizeof err))
             qc_error(cmd, "--out: %s", err), rc = 2;
         else {
+            failing += escaped_mutants(all, total);
             printf("%d shards merged: %d passed, %d failed, %d skipped, %d mistrusted\nreport: %s/summary.json, "
                    "junit.xml, summary.md\n", n, count[QC_PASS], count[QC_FAIL] + count[QC_ERROR], count[QC_SKIPPED],
                    count[QC_MISTRUSTED], out_dir);
-            rc = failing ? QC_EXIT_FAIL : QC_EXIT_OK;
+            if (qc_nothing_checked(all, total))
+                printf("NOTHING CHECKED: every item was skipped (no backend compared an output; not a pass)\n");
+            rc = failing || qc_nothing_checked(all, total) ? QC_EXIT_FAIL : QC_EXIT_OK;
         }
     } else if (!rc) {
         qc_error(cmd, "out of memory"), rc = 2;
@@ -180,8 +203,9 @@ int cmd_report(int argc, char **argv)
                "One report (summary.json, junit.xml, summary.md) from the --report folders of the shards of one\n"
                "run (qcheck run --shard I/N --report DIR, for I = 1..N): results in the order of the unsharded\n"
                "run, coverage united. Exit 2 naming the shard that is missing, given twice, or from another\n"
-               "qcheck version, suite or selection; 1 when a merged item of a backend that is not a mutant\n"
-               "failed (FAIL, ERROR, MISTRUSTED); 0 otherwise.\n");
+               "qcheck version, suite or selection; 1 as the unsharded run: an item failed (FAIL, ERROR,\n"
+               "MISTRUSTED; a planted bug's FAIL is the gate working), a planted bug escaped, or nothing\n"
+               "was checked (every item skipped); 0 otherwise.\n");
         return QC_EXIT_OK;
     }
     const char *out = qc_opt(&a, "out");

@@ -286,12 +286,8 @@ static void summarize(const qc_result *res, int n, const qc_backend *const *back
             continue;
         }
         mutants++;
-        int tried = 0, failed = 0;
-        for (int i = 0; i < n; i++)
-            if (!strcmp(res[i].backend, backends[b]->name)) {
-                tried++;
-                failed += res[i].verdict == QC_FAIL;
-            }
+        int tried, failed, skipped, declined;
+        qc_backend_tally(res, n, backends[b]->name, &tried, &failed, &skipped, &declined);
         expected_fail += failed; /* a mutant is meant to FAIL: its failures are the gate working */
         /* A mutant that no selected case exercises is a hole in the suite when the whole suite ran;
          * with --case/--filter/--params it only means the selection does not reach it. */
@@ -328,7 +324,7 @@ static void summarize(const qc_result *res, int n, const qc_backend *const *back
         printf("%d failing items could not be saved by --keep-failing (the run fails)\n", unsaved);
     if (count[QC_FAIL] - expected_fail + count[QC_ERROR] + count[QC_MISTRUSTED] + unsaved)
         *exit_code = QC_EXIT_FAIL;
-    if (n > 0 && count[QC_SKIPPED] == n) { /* a gate that compared nothing must not read as green */
+    if (qc_nothing_checked(res, n)) {
         printf("NOTHING CHECKED: every item was skipped (no backend compared an output; not a pass)\n");
         *exit_code = QC_EXIT_FAIL;
     }

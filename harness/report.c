@@ -223,6 +223,7 @@ static int json_result(cJSON *arr, const qc_result *r)
         return (cJSON_Delete(o), 0);
     return add_str(o, "case_id", TXT(r->case_id)) && add_str(o, "case", TXT(r->case_name)) &&
            add_str(o, "op", TXT(r->op)) && add_str(o, "backend", TXT(r->backend)) &&
+           cJSON_AddBoolToObject(o, "planted", r->planted) &&
            cJSON_AddStringToObject(o, "verdict", qc_verdict_name(r->verdict)) &&
            add_u64(o, "seed", r->seed) && cJSON_AddNumberToObject(o, "seconds", r->seconds) &&
            add_str(o, "figures", TXT(r->figures)) && add_str(o, "repro", TXT(r->repro)) &&

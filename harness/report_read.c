@@ -66,8 +66,10 @@ static int read_result(const cJSON *o, qc_result *r)
         !str_of(o, "detail", r->detail, sizeof r->detail) || !num_of(o, "position", &pos) ||
         !str_of(o, "seed_text", seed, sizeof seed))
         return 0;
-    if (!qc_plots_from_json(o, &r->plots))
+    const cJSON *planted = cJSON_GetObjectItemCaseSensitive(o, "planted");
+    if (!cJSON_IsBool(planted) || !qc_plots_from_json(o, &r->plots))
         return 0;
+    r->planted = cJSON_IsTrue(planted);
     r->seed = strtoull(seed, NULL, 10);
     r->seconds = sec;
     if (pos != floor(pos)) /* a position counts results */

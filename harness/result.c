@@ -13,6 +13,27 @@ static const char *const verdict_names[QC_VERDICT_COUNT] = {
 
 const char *qc_verdict_name(qc_verdict v) { return (unsigned)v < QC_VERDICT_COUNT ? verdict_names[v] : "?"; }
 
+int qc_nothing_checked(const qc_result *r, int n)
+{
+    int skipped = 0;
+    for (int i = 0; i < n; i++)
+        skipped += r[i].verdict == QC_SKIPPED;
+    return n > 0 && skipped == n;
+}
+
+void qc_backend_tally(const qc_result *r, int n, const char *backend, int *tried, int *failed, int *skipped,
+                      int *declined)
+{
+    *tried = *failed = *skipped = *declined = 0;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(r[i].backend, backend)) {
+            ++*tried;
+            *failed += r[i].verdict == QC_FAIL;
+            *skipped += r[i].verdict == QC_SKIPPED;
+            *declined += r[i].verdict == QC_SKIPPED && !strncmp(r[i].figures, "declined:", 9);
+        }
+}
+
 void qc_appendf(char *buf, size_t len, const char *fmt, ...)
 {
     size_t at = strlen(buf);

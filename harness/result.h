@@ -80,9 +80,18 @@ typedef struct qc_result {
     char repro[4096];  /* a command that reruns exactly this instance */
     char detail[4096]; /* mismatch report (first N with coordinates, hex, decoded, class) or reason */
     int unsaved;       /* --keep-failing could not save this item's golden: the run fails (nothing lost quietly) */
+    int planted;       /* its backend is a planted bug (group mutants): a FAIL is the gate working */
     int64_t position;  /* the item's place in the unsharded selection (instance, then backend): merge order */
     qc_plots plots;    /* for the HTML report (filled for failing items) */
 } qc_result;
+
+/* A gate that compared nothing must not read as green: 1 when n > 0 and every result is SKIPPED
+ * (qcheck run and report merge print NOTHING CHECKED and exit 1). */
+int qc_nothing_checked(const qc_result *r, int n);
+/* backend's results in r: *tried of them, *failed FAIL, *skipped SKIPPED (*declined of those by
+ * the backend itself; the others: it could not run here). */
+void qc_backend_tally(const qc_result *r, int n, const char *backend, int *tried, int *failed, int *skipped,
+                      int *declined);
 
 /* What a report says about the run as a whole. */
 typedef struct qc_run_info {

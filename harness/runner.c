@@ -424,6 +424,7 @@ static int prepare(const qc_work *w, qc_result *r)
     snprintf(r->case_name, sizeof r->case_name, "%s", w->inst->c->name);
     snprintf(r->op, sizeof r->op, "%s", w->inst->c->op);
     snprintf(r->backend, sizeof r->backend, "%s", w->backend->name);
+    r->planted = !strcmp(w->backend->group, "mutants");
     r->seed = w->inst->seed;
     set_repro(w, r);
     const char *why = qc_backend_unavailable(w->backend);

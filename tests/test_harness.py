@@ -208,6 +208,22 @@ def test_report_merge(qcheck, cases):
             rc, _, err = run(qcheck, ["report", "merge"] + [os.path.join(d, x) for x in ("s1e", "s2", "s3")] +
                              ["--out", os.path.join(d, "bad-" + edit)], cases)
             check(rc == 2 and text in err, "report merge refuses a shard with a position %s: %s" % (edit, err.strip()))
+        # exit 1 where the unsharded run exits 1: a planted bug the selection does not catch, or
+        # nothing checked (merge had exit 0 for both)
+        for what, sel, text in (("an escaped mutant", ["--case", "cast_fp8", "--backend", "mutant:e2m1-ties-away"],
+                                 "NOT CAUGHT"),
+                                ("nothing checked", ["--case", "fp8_rowwise_gemm", "--backend", "cpu-amx"],
+                                 "NOTHING CHECKED")):
+            tag = what.replace(" ", "-")
+            for i in (1, 2):
+                run(qcheck, ["run", "--quiet"] + sel + ["--shard", "%d/2" % i, "--report", os.path.join(d, tag + str(i))],
+                    cases)
+            whole_rc, whole_out, _ = run(qcheck, ["run", "--quiet"] + sel, cases)
+            rc, out, err = run(qcheck, ["report", "merge", os.path.join(d, tag + "1"), os.path.join(d, tag + "2"),
+                                        "--out", os.path.join(d, tag + "-merged")], cases)
+            check(whole_rc == 1 and text in whole_out and rc == 1 and text in out,
+                  "report merge of %s exits 1 as the unsharded run does (run %s, merge %s: %s)"
+                  % (what, whole_rc, rc, (out + err).strip()[-300:]))
 
 
 def test_isolation(qcheck, cases):
