@@ -26,18 +26,4 @@ int qc_temp_sweep(const char *dir, const char *const *suffixes);
 /* 1 when name is such a temporary and its writer is gone (the test qc_temp_sweep applies). */
 int qc_temp_is_stale(const char *name, const char *const *suffixes);
 
-/* Writes all n bytes of data to fd (a file or a pipe), retrying short writes and EINTR.
- * 0, or -1 with errno set (ENOSPC when write returns 0). */
-int qc_write_all(int fd, const void *data, size_t n);
-
-/* Writes size bytes of data as final, the one way every writer publishes a file: into a temporary
- * qc_temp_create(temp_prefix, or final when NULL), fsync'ed when durable, renamed onto final. On
- * any failure (a full disk included) the temporary is removed and final is as it was.
- * A final that exists and is not a plain file is opened and written through in place instead: a
- * rename would replace a symbolic link with a file (the link's target left stale) and cannot
- * replace a FIFO or a device (/dev/stdout); such a write is not atomic.
- * Returns 0, or an errno value; *step (may be NULL) names the step that failed. */
-int qc_publish(const char *final, const char *temp_prefix, const void *data, size_t size, int durable,
-               const char **step);
-
 #endif

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "qc_checked.h"
+#include "files.h"
 #include "tempfile.h"
 
 #ifndef QC_HAVE_HDF5

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tempfile.h"
+#include "files.h"
 
 void qc_error(const char *cmd, const char *fmt, ...)
 {

@@ -18,7 +18,7 @@
 #include "golden_io.h"
 #include "registry.h"
 #include "runner.h"
-#include "tempfile.h"
+#include "files.h"
 
 #define QC_MAX_FINDINGS 64
 

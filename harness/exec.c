@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "golden_io.h"
 #include "runner.h"
 #include "stages.h"
@@ -42,22 +43,6 @@ static int write_text(const char *path, const char *text)
         return -1;
     int ok = fputs(text, f) >= 0;
     return fclose(f) == 0 && ok ? 0 : -1;
-}
-
-/* At most max bytes of a regular file as text, or NULL: a FIFO or a device named as an outcome is not
- * opened for reading (O_NONBLOCK, then fstat), so a process cannot make the judge wait. */
-static char *read_text(const char *path, size_t max)
-{
-    struct stat st;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    char *buf = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? calloc(max + 1, 1) : NULL;
-    ssize_t n = buf ? read(fd, buf, max) : -1;
-    close(fd);
-    if (buf)
-        buf[n > 0 ? n : 0] = '\0';
-    return buf;
 }
 
 /* The last lines of a file (the process's stderr), at most max bytes. */
@@ -331,9 +316,11 @@ static void judge_item(const batch *b, int j, const qc_work *w, const qc_run_con
         return;
     }
     int k = left == 2 ? 1 : 2;
-    char *text = read_text(path[k], k == 1 ? 512 : 2048);
+    size_t size;
+    char *text = qc_read_regular(path[k], 1 << 16, &size);
     if (!text) {
-        snprintf(err, sizeof err, "%s: not a regular file", path[k]);
+        snprintf(err, sizeof err, "%.1024s: %s", path[k], errno == EINVAL ? "not a regular file"
+                                                   : errno == EFBIG ? "more than 64 KiB of text" : strerror(errno));
         item_error(r, k == 1 ? "unreadable declined file" : "unreadable error file", err);
     } else if (k == 1) {
         r->verdict = QC_SKIPPED;

@@ -20,6 +20,7 @@
 
 #include "report_html.h"
 #include "report_plots.h"
+#include "files.h"
 #include "tempfile.h"
 
 #if defined(__GNUC__)

@@ -2,8 +2,10 @@
  * merge`: the run info, the coverage lines and every result. */
 #include "report.h"
 #include "report_plots.h"
+#include "files.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,18 +111,12 @@ int qc_report_read(const char *dir, qc_report_data *d, char *err, size_t errlen)
     char path[4096];
     memset(d, 0, sizeof *d);
     snprintf(path, sizeof path, "%s/summary.json", dir);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return fail(err, errlen, path, "cannot be read (not a report folder of qcheck run --report)");
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = size >= 0 && size < (1L << 30) ? malloc((size_t)size + 1) : NULL;
-    size_t got = text ? fread(text, 1, (size_t)size, f) : 0;
-    fclose(f);
-    if (!text || got != (size_t)size)
-        return free(text), fail(err, errlen, path, "cannot be read");
-    text[size] = 0;
+    size_t size;
+    char *text = qc_read_regular(path, (size_t)1 << 30, &size);
+    if (!text)
+        return fail(err, errlen, path, errno == ENOENT ? "cannot be read (not a report folder of qcheck run --report)"
+                                       : errno == EINVAL ? "is not a regular file"
+                                       : errno == EFBIG ? "holds more than 1 GiB" : "cannot be read");
     cJSON *root = cJSON_Parse(text);
     free(text);
     const cJSON *shard = cJSON_GetObjectItemCaseSensitive(root, "shard"),

@@ -18,7 +18,7 @@
 
 #include "compare.h"
 #include "stages.h"
-#include "tempfile.h"
+#include "files.h"
 #include "formats/formats.h"
 
 qc_result *qc_results_alloc(int n)

@@ -492,6 +492,15 @@ def test_clobber(tmp, cases):
     rc, _, err = run(["run", "--case", "decode", "--backend", "ref", "--report", cases], cases)
     check(refused(rc, err, "is the cases folder"), "clobber: run --report the cases folder is exit 2 (%s)"
           % show(rc, err))
+    rep2 = os.path.join(tmp, "rep2")
+    for i in (1, 2):
+        run(["run", "--case", "decode", "--backend", "ref", "--quiet", "--shard", "%d/2" % i, "--report", rep2 + str(i)],
+            cases)
+    os.remove(os.path.join(rep2 + "1", "summary.json"))
+    os.mkfifo(os.path.join(rep2 + "1", "summary.json"))
+    rc, _, err = run(["report", "merge", rep2 + "1", rep2 + "2", "--out", os.path.join(tmp, "rep2m")], cases, timeout=20)
+    check(refused(rc, err, "not a regular file"), "report merge of a shard whose summary.json is a FIFO is exit 2 at "
+          "once (%s)" % show(rc, err))
 
 
 def test_links(tmp, cases):
