@@ -50,11 +50,15 @@ int qc_tensor_bytes(qc_storage s, int ndim, const int64_t *shape, size_t *out)
     return 0;
 }
 
-int qc_fits_in_memory(size_t bytes)
+size_t qc_memory_bytes(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    return pages <= 0 || page <= 0 || bytes / (size_t)page < (size_t)pages;
+    if (pages <= 0 || page <= 0 || (size_t)pages > SIZE_MAX / (size_t)page)
+        return SIZE_MAX;
+    return (size_t)pages * (size_t)page;
 }
+
+int qc_fits_in_memory(size_t bytes) { return bytes < qc_memory_bytes(); }
 
 int qc_tensor_alloc(qc_tensor *t, const char *name, qc_storage s, const char *dtype, int ndim,
                     const int64_t *shape)

@@ -56,6 +56,7 @@ int qc_tensor_bytes(qc_storage s, int ndim, const int64_t *shape, size_t *out);
  * larger than its inputs (a per-token quant of a 4930800626x0 tensor writes 4930800626 scales)
  * checks first, to fail with an error instead (issue 19). */
 int qc_fits_in_memory(size_t bytes);
+size_t qc_memory_bytes(void); /* this machine's physical memory (SIZE_MAX when it cannot say) */
 
 /* Allocates a zero-filled tensor of the given shape; returns 0, -1 when out of memory, or -2
  * when qc_tensor_bytes rejects the shape (nothing allocated; t holds the name and shape). */

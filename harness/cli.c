@@ -176,7 +176,7 @@ int qc_output_clobbers(const char *cmd, const char *path)
     return QC_EXIT_OK;
 }
 
-int qc_read_file(const char *cmd, const char *path, uint8_t **data, size_t *size)
+int qc_read_file(const char *cmd, const char *path, size_t max, uint8_t **data, size_t *size)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -190,16 +190,17 @@ int qc_read_file(const char *cmd, const char *path, uint8_t **data, size_t *size
     }
     size_t cap = 1 << 16, n = 0;
     uint8_t *buf = malloc(cap);
-    for (;;) {
+    for (;;) { /* at most max + 1 bytes: one more than max says the input is too long (a FIFO has no size) */
         if (!buf) {
             fclose(f);
             qc_error(cmd, "out of memory reading '%s'", path);
             return QC_EXIT_USAGE;
         }
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
+        size_t room = (max < SIZE_MAX ? max + 1 : max) - n;
+        n += fread(buf + n, 1, cap - n < room ? cap - n : room, f);
+        if (n < cap || n > max)
             break;
-        cap *= 2;
+        cap = cap > max / 2 ? max + 1 : cap * 2;
         uint8_t *grown = realloc(buf, cap);
         if (!grown)
             free(buf);
@@ -207,9 +208,12 @@ int qc_read_file(const char *cmd, const char *path, uint8_t **data, size_t *size
     }
     int bad = ferror(f);
     fclose(f);
-    if (bad) {
+    if (bad || n > max) {
         free(buf);
-        qc_error(cmd, "error reading '%s'", path);
+        if (bad)
+            qc_error(cmd, "error reading '%s'", path);
+        else
+            qc_error(cmd, "input '%s' holds more than %zu bytes, the most this command reads from it", path, max);
         return QC_EXIT_USAGE;
     }
     *data = buf;

@@ -45,8 +45,9 @@ int qc_parse_shard(const char *cmd, const char *arg, int *index, int *count);
  * qc_publish: a temporary renamed onto it, so that a full disk leaves no partial output; a link, a
  * FIFO or /dev/stdout written through in place). An output that is a file this
  * process read (qc_read_file; by device and inode, so ./x and a link to x count) is refused before
- * anything is written: it would overwrite its own input. */
-int qc_read_file(const char *cmd, const char *path, uint8_t **data, size_t *size);
+ * anything is written: it would overwrite its own input. qc_read_file reads at most max bytes (what
+ * the shape needs; /dev/zero is not read until memory runs out): a longer input is exit 2. */
+int qc_read_file(const char *cmd, const char *path, size_t max, uint8_t **data, size_t *size);
 int qc_write_file(const char *cmd, const char *path, const void *data, size_t size);
 /* 2 after an error when path is a file this process read, else 0 (a command writing several
  * outputs checks them all first). */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "tensor.h"
 
 static const char *const policy_help =
     "  --profile P         ml_dtypes (default), torch, ptx: every policy at once\n"
@@ -92,6 +93,14 @@ static void cast_help(void)
            policy_help);
 }
 
+/* The largest input cast reads: 2^40 values at most (reference/qc_checked.h), and an eighth of the
+ * memory, room for the input, its unpacked codes and an output of up to 4 bytes a byte. */
+static size_t cast_input_max(void)
+{
+    size_t mem = qc_memory_bytes() / 8;
+    return mem < ((size_t)1 << 40) ? mem : (size_t)1 << 40;
+}
+
 int cmd_cast(int argc, char **argv)
 {
     static const char *const flags[] = {"packed", "swap-nibbles", NULL};
@@ -129,7 +138,7 @@ int cmd_cast(int argc, char **argv)
 
     uint8_t *in;
     size_t size;
-    if (qc_read_file(a.cmd, a.pos[0], &in, &size))
+    if (qc_read_file(a.cmd, a.pos[0], cast_input_max(), &in, &size))
         return QC_EXIT_USAGE;
     size_t win = code_bytes(from), wout = code_bytes(to);
     int in_packed = packed && from == QC_E2M1, out_packed = packed && to == QC_E2M1;

@@ -131,7 +131,7 @@ static int run(qc_args *a, int inverse)
     size_t out_size = inverse ? qcref_layout_src_bytes(&L) : qcref_layout_dst_bytes(&L);
     uint8_t *in;
     size_t size;
-    if (qc_read_file(a->cmd, a->pos[1], &in, &size))
+    if (qc_read_file(a->cmd, a->pos[1], want, &in, &size))
         return QC_EXIT_USAGE;
     if (size != want) {
         qc_error(a->cmd, "input '%s' has %zu bytes; %s of %s for batch %lld, rows %lld, cols %lld needs %zu", a->pos[1],

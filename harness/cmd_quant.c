@@ -53,7 +53,7 @@ static int read_with(const char *cmd, const char *prefix, const char *ext, size_
 {
     char *p = path_with(prefix, ext);
     size_t size;
-    int rc = p ? qc_read_file(cmd, p, data, &size) : QC_EXIT_USAGE;
+    int rc = p ? qc_read_file(cmd, p, want, data, &size) : QC_EXIT_USAGE;
     if (!rc && size != want) {
         qc_error(cmd, "'%s' has %zu bytes, the shape and recipe need %zu", p, size, want);
         free(*data);
@@ -190,7 +190,7 @@ int cmd_quant(int argc, char **argv)
         return rc;
     uint8_t *in;
     size_t size, n = j.rows * j.cols, w = j.in_dtype == QC_F32 ? 4 : 2; /* n <= 2^40: quant_job.c */
-    if (qc_read_file(a.cmd, a.pos[0], &in, &size))
+    if (qc_read_file(a.cmd, a.pos[0], n * w, &in, &size))
         return QC_EXIT_USAGE;
     if (size != n * w) {
         qc_error(a.cmd, "input '%s' has %zu bytes, shape %zux%zu of %s needs %zu", a.pos[0], size, j.rows, j.cols,

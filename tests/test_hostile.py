@@ -492,6 +492,16 @@ def test_clobber(tmp, cases):
     rc, _, err = run(["run", "--case", "decode", "--backend", "ref", "--report", cases], cases)
     check(refused(rc, err, "is the cases folder"), "clobber: run --report the cases folder is exit 2 (%s)"
           % show(rc, err))
+    for args in (["quant", "--recipe", "tensor", "--shape", "8x32", "/dev/zero", os.path.join(tmp, "qz")],
+                 ["layout", "apply", "--map", "sf128x4", "--rows", "8", "--cols", "8", "/dev/zero", os.path.join(tmp, "lz")],
+                 ["dequant", "--recipe", "tensor", "--shape", "8x32", os.path.join(tmp, "zq"), os.path.join(tmp, "dz")]):
+        if args[0] == "dequant":  # its payload and scale read from endless files
+            for ext in (".q", ".scale"):
+                if not os.path.exists(os.path.join(tmp, "zq" + ext)):
+                    os.symlink("/dev/zero", os.path.join(tmp, "zq" + ext))
+        rc, _, err = run(args, cases, timeout=20)
+        check(refused(rc, err, "holds more than"), "%s reads no more of an endless input than the shape needs (%s)"
+              % (args[0], show(rc, err)))
     rep2 = os.path.join(tmp, "rep2")
     for i in (1, 2):
         run(["run", "--case", "decode", "--backend", "ref", "--quiet", "--shard", "%d/2" % i, "--report", rep2 + str(i)],
