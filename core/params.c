@@ -57,6 +57,7 @@ int qc_params_parse(qc_params *p, const char *text, char *err, size_t errlen)
     }
     snprintf(buf, sizeof buf, "%s", text);
     char *save = NULL;
+    qc_params seen = {0};
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
         if (!eq || eq == tok) {
@@ -64,7 +65,11 @@ int qc_params_parse(qc_params *p, const char *text, char *err, size_t errlen)
             return -1;
         }
         *eq = '\0';
-        if (qc_params_set(p, tok, eq + 1)) {
+        if (qc_param(&seen, tok)) { /* k=1,k=2: which one was meant? */
+            snprintf(err, errlen, "parameter '%s' given twice", tok);
+            return -1;
+        }
+        if (qc_params_set(&seen, tok, "") || qc_params_set(p, tok, eq + 1)) {
             snprintf(err, errlen, "more than %d parameters", QC_MAX_PARAMS);
             return -1;
         }

@@ -75,6 +75,11 @@ static int collect_params(qc_args *a, char (*kbuf)[64], const char **keys, int64
             }
             memcpy(kbuf[*n], s, (size_t)(eq - s));
             kbuf[*n][eq - s] = '\0';
+            for (int k = 0; k < *n; k++)
+                if (!strcmp(keys[k], kbuf[*n])) { /* as an option given twice: which one was meant? */
+                    qc_error(a->cmd, "--param %s given twice", kbuf[*n]);
+                    return QC_EXIT_USAGE;
+                }
             char vbuf[64];
             snprintf(vbuf, sizeof vbuf, "%.*s", (int)(end - eq - 1), eq + 1);
             if (parse_int(a->cmd, "--param value", vbuf, INT64_MIN, &vals[*n]))

@@ -140,6 +140,10 @@ static int params_from_command_line(qc_args *a, qc_params *p)
             qc_error(a->cmd, "--param %s: give it as --shape / --recipe / --profile", key);
             return QC_EXIT_USAGE;
         }
+        if (qc_param(p, key)) { /* as an option given twice: which one was meant? */
+            qc_error(a->cmd, "--param %s given twice (or with its own option)", key);
+            return QC_EXIT_USAGE;
+        }
         if (qc_params_set(p, key, eq + 1))
             goto full;
     }

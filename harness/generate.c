@@ -252,6 +252,14 @@ static int generate(const qc_input_spec *spec, const qc_params *p, uint64_t seed
 {
     int64_t shape[QC_MAX_DIMS] = {0};
     size_t bytes;
+    int known = 0; /* a swept fill's value is checked here: --params dist=bogus had drawn normal values */
+    for (const char *const *f = qc_fill_names; *f; f++)
+        known |= !strcmp(fill_of(spec, p), *f);
+    if (!known) {
+        snprintf(err, errlen, "input '%s': fill '%s' names no generator (known: normal uniform loguniform outliers "
+                 "integers bits onehot zeros iota codes tiny)", spec->name, fill_of(spec, p));
+        return 2;
+    }
     for (int d = 0; d < spec->ndim; d++)
         if (eval_dim(spec->shape[d], p, &shape[d], err, errlen))
             return 2;

@@ -400,6 +400,18 @@ def test_repeated_options(tmp, cases):
         rc, _, err = run(args, cases)
         check(refused(rc, err, key, "given twice"), "repeated options: %s is exit 2 naming %s (%s)"
               % (" ".join(args[:6]), key, show(rc, err)))
+    for args, key in ((["run", "--case", "cast_fp8", "--params", "n=7,n=1"], "parameter 'n' given twice"),
+                      (["quant", "--recipe", "token_group", "--shape", "8x32", "--param", "group=8", "--param", "group=4",
+                        os.path.join(tmp, "x.f32"), os.path.join(tmp, "q")], "--param group given twice"),
+                      (["layout", "apply", "--map", "sf128x4", "--rows", "8", "--cols", "8", "--param", "a=1", "--param",
+                        "a=2", os.path.join(tmp, "x"), os.path.join(tmp, "y")], "--param a given twice")):
+        rc, _, err = run(args, cases)
+        check(refused(rc, err, key), "repeated keys: %s is exit 2 naming the key (had taken the last; %s)"
+              % (" ".join(args[:6]), show(rc, err)))
+    rc, _, err = run(["export", "--case", "quant_fp8", "--params", "recipe=tensor,profile=sgl-kernel,dist=bogus,rows=5,"
+                      "cols=7", "--out", os.path.join(tmp, "bogus.h5")], cases)
+    check(refused(rc, err, "fill 'bogus' names no generator"), "a swept fill named by --params must be a generator "
+          "(dist=bogus had drawn normal values; %s)" % show(rc, err))
     # a long --case list: every name in it runs (run had kept the first 64 names and dropped the rest)
     rc, out, err = run(["run", "--case", "decode," * 64 + "cast_e8m0", "--backend", "ref", "--verbose"], cases)
     check(rc == 0 and "cast_e8m0" in out, "a --case list of 65 names runs the 65th (%s)" % show(rc, err))
