@@ -281,12 +281,15 @@ static const scheduler schedulers[] = {
     {"Kubernetes indexed Job", "JOB_COMPLETION_INDEX", "QCHECK_SHARD_COUNT", 0},
 };
 
-/* Slurm: task ids MIN, MIN + STEP, ... (SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_STEP). */
+/* Slurm: task ids MIN, MIN + STEP, ... (SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_STEP; unset: 0 and
+ * 1). -1 when either is set but no integer (STEP >= 1), or id is not one of them. */
 static int64_t slurm_position(int64_t id)
 {
     int64_t lo = env_int("SLURM_ARRAY_TASK_MIN"), step = env_int("SLURM_ARRAY_TASK_STEP");
-    lo = lo < 0 ? 0 : lo;
-    step = step <= 0 ? 1 : step;
+    lo = lo == -1 ? 0 : lo;
+    step = step == -1 ? 1 : step;
+    if (lo < 0 || step < 1)
+        return -1;
     return id < lo || (id - lo) % step ? -1 : (id - lo) / step;
 }
 

@@ -167,6 +167,10 @@ def test_shard_partition_and_auto(qcheck, cases):
     check(rc == 2 and "SLURM_ARRAY_TASK_ID" in err, "--shard auto with no scheduler variable is exit 2 naming them")
     rc, _, err = ids(["--shard", "auto"], {"CI_NODE_INDEX": "5", "CI_NODE_TOTAL": "4"})
     check(rc == 2 and "CI_NODE_INDEX=5" in err, "an index past the count is exit 2 naming the variables")
+    for var, value in (("SLURM_ARRAY_TASK_STEP", "abc"), ("SLURM_ARRAY_TASK_STEP", "0"), ("SLURM_ARRAY_TASK_MIN", "x")):
+        rc, _, err = ids(["--shard", "auto"], {"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_COUNT": "4", var: value})
+        check(rc == 2 and "SLURM_ARRAY_TASK_ID" in err, "%s=%s is exit 2 (it had been read as %s)"
+              % (var, value, "0" if var.endswith("MIN") else "1"))
     rc, _, err = run(qcheck, ["run", "--shard", "0/3"], cases)
     check(rc == 2 and "--shard" in err, "run --shard 0/3 is exit 2")
 
