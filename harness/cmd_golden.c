@@ -869,6 +869,11 @@ int cmd_coverage(int argc, char **argv)
         free(inst);
     }
     qc_cases_free(cases, ncases);
+    if (!rc && ncov == 0) { /* an empty table checked nothing: not a pass */
+        qc_error(a.cmd, "no instance of a quant case in the selection (--case %s, --suite %s): coverage reads the "
+                 "inputs of quant cases (qcheck list cases)", case_arg ? case_arg : "(all)", suite ? suite : "quick");
+        return QC_EXIT_USAGE;
+    }
     if (!rc && print_coverage(cv, ncov))
         rc = QC_EXIT_FAIL;
     return rc;

@@ -412,6 +412,10 @@ def test_repeated_options(tmp, cases):
                       "cols=7", "--out", os.path.join(tmp, "bogus.h5")], cases)
     check(refused(rc, err, "fill 'bogus' names no generator"), "a swept fill named by --params must be a generator "
           "(dist=bogus had drawn normal values; %s)" % show(rc, err))
+    for args in (["coverage", "--case", "cast_fp8"], ["coverage", "--case", "quant_fp8", "--suite", "bringup"]):
+        rc, out, err = run(args, cases)
+        check(refused(rc, err, "no instance of a quant case"), "%s: an empty coverage table is exit 2, not 0 (%s)"
+              % (" ".join(args), show(rc, err)))
     # a long --case list: every name in it runs (run had kept the first 64 names and dropped the rest)
     rc, out, err = run(["run", "--case", "decode," * 64 + "cast_e8m0", "--backend", "ref", "--verbose"], cases)
     check(rc == 0 and "cast_e8m0" in out, "a --case list of 65 names runs the 65th (%s)" % show(rc, err))
