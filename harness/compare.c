@@ -243,7 +243,7 @@ static int is_degenerate(const elems *e)
 static void ratio_add(qc_ratio_hist *h, double err, double bound);
 
 /* Where round to nearest starts to give Inf: the largest finite value plus half its ulp (IEEE 754
- * §4.3.1, and formats.md for the minifloats with an Inf); Inf for a format that has none. */
+ * section 4.3.1; docs/spec/formats.md for the minifloats with an Inf); Inf for a format without one. */
 static double overflow_threshold(const elems *el)
 {
     if (el->fmt == QC_F32)
