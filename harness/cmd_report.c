@@ -117,10 +117,10 @@ static int escaped_mutants(const qc_result *all, int total)
 {
     int escaped = 0;
     for (int i = 0; i < total; i++) {
-        int first = 1;
+        int first = all[i].planted; /* the first item of each planted backend: a scan only for those */
         for (int j = 0; j < i && first; j++)
             first = strcmp(all[j].backend, all[i].backend) != 0;
-        if (!all[i].planted || !first)
+        if (!first)
             continue;
         int tried, failed, skipped, declined;
         qc_backend_tally(all, total, all[i].backend, &tried, &failed, &skipped, &declined);
