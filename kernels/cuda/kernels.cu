@@ -631,7 +631,9 @@ __global__ void __launch_bounds__(QCK_THREADS, FAM == QCK_FAM_NV ? QCK_NV_MIN_BL
 {
     constexpr int N = qck_vec<T>::N, E = V * N;
     const qck_fmt m = qck_format(a.p.elem);
-    const qck_nv_g G = qck_nv_g_of(a, FAM == QCK_FAM_NV ? a.dev_scale[0] : 0.0f);
+    const qck_nv_g G = qck_nv_g_of(a, FAM != QCK_FAM_NV ? 0.0f : a.nv_g_known ? a.nv_g : a.dev_scale[0]);
+    if (FAM == QCK_FAM_NV && a.nv_g_known && blockIdx.x == 0 && threadIdx.x == 0)
+        *a.gscale = qck_nv_gscale_out(a.p, a.nv_g);
     const int lane = threadIdx.x & 31, lpg = qck_lanes_per_group<FAM, E>(a), gpw = 32 / lpg, sub = lane & (lpg - 1);
     /* 32-bit group indices (qck_group_kernel_fits: fewer than 2^31 groups, so none wraps), 64-bit
      * byte offsets */
@@ -896,10 +898,16 @@ gpuError_t qck_launch_quant(const qck_quant_args *in, const void *x, int x_bf16,
     qck_quant_args a = *in;
     const int64_t n = a.rows * a.cols;
     gpuError_t e;
+    const int N = x_bf16 ? 8 : 4;
     a.nv_fast_finite = a.recipe == QC_RECIPE_NVFP4 && a.p.nv_order == QC_NVFP4_FAST && qck_hw_fp8_ok(QC_E4M3FN, a.p.sf_cast);
+    /* A given global scale needs no amax: the group kernel takes g from the host and writes gscale,
+     * one launch where the finaliser and its two memsets made four (three short launches, each paid
+     * in full beside a group kernel of tens of microseconds: docs/notes/cuda.md). */
+    a.nv_g_known = a.recipe == QC_RECIPE_NVFP4 && a.has_gscale && qck_group_kernel_fits(&a, N) && a.rows * a.tiles_c > 0;
+    a.nv_g = a.nv_g_known ? qck_nv_global(a.p, 0.0f, 1, a.gscale_encode) : 0.0f;
     if (a.tg_layout == QC_SL_PACKED_UE8M0 && (e = gpuMemsetAsync(a.bad, 0xFF, sizeof *a.bad, s)) != gpuSuccess)
         return e;
-    if (a.recipe == QC_RECIPE_TENSOR || a.recipe == QC_RECIPE_NVFP4) {
+    if ((a.recipe == QC_RECIPE_TENSOR || a.recipe == QC_RECIPE_NVFP4) && !a.nv_g_known) {
         if (x_bf16 && !(a.recipe == QC_RECIPE_NVFP4 && a.has_gscale))
             return gpuErrorInvalidValue; /* the tensor-wide amax reads fp32 */
         if ((e = gpuMemsetAsync(a.amax_bits, 0, sizeof *a.amax_bits, s)) != gpuSuccess ||
@@ -908,9 +916,8 @@ gpuError_t qck_launch_quant(const qck_quant_args *in, const void *x, int x_bf16,
         if (n > 0 && !(a.recipe == QC_RECIPE_NVFP4 && a.has_gscale))
             QCK_LAUNCH(qck_amax_kernel, qck_grid((n / 4 + QCK_THREADS - 1) / QCK_THREADS, sms), QCK_THREADS, s,
                        (const float *)x, n, a.p.amax_nan == QC_AMAX_NAN_PROPAGATE, a.amax_bits, a.nan_index);
-    }
-    if (a.recipe == QC_RECIPE_TENSOR || a.recipe == QC_RECIPE_NVFP4)
         QCK_LAUNCH(qck_final_kernel, 1, 1, s, (const float *)x, a);
+    }
     if ((e = gpuGetLastError()) != gpuSuccess)
         return e;
     if (a.recipe == QC_RECIPE_TENSOR) {
@@ -919,7 +926,6 @@ gpuError_t qck_launch_quant(const qck_quant_args *in, const void *x, int x_bf16,
                        (const float *)x, n, a);
         return gpuGetLastError();
     }
-    const int N = x_bf16 ? 8 : 4;
     if (qck_group_kernel_fits(&a, N)) {
         if (a.rows * a.tiles_c == 0)
             return gpuSuccess;

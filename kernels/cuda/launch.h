@@ -45,6 +45,9 @@ typedef struct qck_quant_args {
     float static_scale;
     int has_gscale;
     float gscale_encode;
+    int nv_g_known;          /* nvfp4, given global scale, group kernel: g is nv_g, computed on the host
+                              * (qck_nv_global), and the group kernel writes gscale (set by qck_launch_quant) */
+    float nv_g;
     uint8_t *q;              /* the payload bytes as quant writes them */
     uint8_t *codes;          /* tile kernel: one code per byte (q itself unless fp4) */
     void *scale;
