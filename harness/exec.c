@@ -22,7 +22,6 @@
 #include "files.h"
 #include "golden_io.h"
 #include "runner.h"
-#include "stages.h"
 
 const qc_backend *qc_exec_backend(const char *spec, char *err, size_t errlen)
 {
