@@ -578,14 +578,19 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
  * 0.72), two lanes per nvfp4 group (0.52). On the H200 (faster memory, so more bytes must be in
  * flight) an L2 prefetch of the slot one iteration ahead (QCK_PREFETCH 1) took 0.842-0.847 /
  * 0.829-0.830 / 0.520-0.523 to 0.854-0.856 / 0.833-0.835 / 0.538-0.539; two ahead gave 0.80 / 0.80 /
- * 0.53. The macros let a benchmark build try other shapes. QCK_UNROLL: slots per lane and
- * iteration, their loads issued together; QCK_GROUP_VMAX, QCK_NVFP4_VMAX: the most vectors of a
- * group per lane (1, 2 or 4); QCK_PREFETCH: how many iterations ahead the L2 prefetch asks (0: none);
+ * 0.53. The macros let a benchmark build try other shapes. QCK_UNROLL, QCK_NV_UNROLL: slots (adjacent
+ * groups) per lane and iteration, their loads issued together, for token_group / MX and for nvfp4.
+ * nvfp4 takes two: a bf16 lane then loads 64 bytes and pays the loop, the addresses and the prefetch
+ * once for two groups; with 4 blocks per SM (64 registers, where one slot and 6 blocks held 40 and
+ * spilled a word to local memory) an SM keeps 64 KB of loads in flight, not 48 (the sm_90 SASS of
+ * b0fa39a: 274 instructions a slot on the clean path, 124 of them the 16 elements'); QCK_GROUP_VMAX,
+ * QCK_NVFP4_VMAX: the most vectors of a group per lane (1, 2 or 4); QCK_PREFETCH: how many iterations ahead the L2 prefetch asks (0: none);
  * QCK_LOAD_HINT (qck_load_raw), not yet measured; QCK_GROUP_WAVES (qck_waves_grid); QCK_NV_MIN_BLOCKS:
  * at least that many blocks per SM for the nvfp4 instantiations. Left to itself ptxas gives the bf16
- * one 64 registers (4 blocks); 6 asks for 40, met without spilling, and on two H100s took nvfp4
+ * one 64 registers (4 blocks); 6 asks for 40, met without spilling then (b0fa39a spills a word), and on two H100s took nvfp4
  * from 0.805 to 0.822 and from 0.770 to 0.824 of the copy (5 gave nothing; 8 asks for 32, spills and
- * gave 0.673; docs/notes/h100/cuda_run_2026-12-06b.log to -06e.log); not yet measured on an H200.
+ * gave 0.673; docs/notes/h100/cuda_run_2026-12-06b.log to -06e.log), with one slot per lane; with
+ * two (QCK_NV_UNROLL 2) the default is 4, 64 registers.
  * QCK_GROUP_MIN_BLOCKS, the same for token_group and MX: ptxas gave them 80 registers (3 blocks); 4
  * asks for 64 (a few bytes spill, on the exact path). The H200 asks more bytes per second of each SM
  * than an H100 can show on all its SMs, so the variants also ran confined to 96 and 80 of an H100's
@@ -602,6 +607,9 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
 #ifndef QCK_UNROLL
 #define QCK_UNROLL 1
 #endif
+#ifndef QCK_NV_UNROLL
+#define QCK_NV_UNROLL 2
+#endif
 #ifndef QCK_GROUP_VMAX
 #define QCK_GROUP_VMAX 4
 #endif
@@ -615,7 +623,7 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
 #define QCK_GROUP_MIN_BLOCKS 4
 #endif
 #ifndef QCK_NV_MIN_BLOCKS
-#define QCK_NV_MIN_BLOCKS 6
+#define QCK_NV_MIN_BLOCKS 4
 #endif
 #if QCK_GROUP_VMAX >= 4 || QCK_NVFP4_VMAX >= 4
 #define QCK_V4 4
@@ -623,8 +631,13 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
 #define QCK_V4 2 /* no V = 4 instantiation */
 #endif
 
+/* Slots per lane and iteration: QCK_NV_UNROLL for nvfp4, QCK_UNROLL for the others (the launcher
+ * sizes its grid by the same count). */
+QCK_HD constexpr int qck_slots_per_lane(bool nv) { return nv ? QCK_NV_UNROLL : QCK_UNROLL; }
+
 /* V 16-byte vectors of one group per lane: the group's amax, scale and shuffles are paid once per
- * V * N elements. */
+ * V * N elements. A lane group's U slots are adjacent groups (with one lane a group, U * 32 bytes of
+ * bf16 in a row), loaded together, then worked through one by one. */
 template <typename T, int CK, int FAM, int V>
 __global__ void __launch_bounds__(QCK_THREADS, FAM == QCK_FAM_NV ? QCK_NV_MIN_BLOCKS : QCK_GROUP_MIN_BLOCKS)
     qck_group_kernel(const T *__restrict__ x, qck_quant_args a)
@@ -639,26 +652,27 @@ __global__ void __launch_bounds__(QCK_THREADS, FAM == QCK_FAM_NV ? QCK_NV_MIN_BL
      * byte offsets */
     const uint32_t total = (uint32_t)(a.rows * a.tiles_c), group_bytes = (uint32_t)a.tile_c * sizeof(T);
     const uint32_t lane_bytes = sub * E * sizeof(T), warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    const uint32_t nwarps = (gridDim.x * blockDim.x) >> 5, step = gpw * QCK_UNROLL;
+    constexpr int U = qck_slots_per_lane(FAM == QCK_FAM_NV);
+    const uint32_t nwarps = (gridDim.x * blockDim.x) >> 5, step = gpw * U;
     for (uint32_t base = warp * step; base < total; base += nwarps * step) { /* warp-uniform */
-        uint4 r[QCK_UNROLL][V];
-        uint32_t gi[QCK_UNROLL];
-        bool valid[QCK_UNROLL];
+        uint4 r[U][V];
+        uint32_t gi[U];
+        bool valid[U];
 #pragma unroll
-        for (int u = 0; u < QCK_UNROLL; u++) {
-            gi[u] = base + u * gpw + lane / lpg;
+        for (int u = 0; u < U; u++) {
+            gi[u] = base + lane / lpg * U + u;
             valid[u] = gi[u] < total;
 #pragma unroll
             for (int t = 0; t < V; t++)
                 r[u][t] = qck_load_raw(x, (uint64_t)gi[u] * group_bytes + lane_bytes + t * 16, valid[u]);
         }
-        const uint32_t ahead = base + QCK_PREFETCH * nwarps * step + lane / lpg;
+        const uint32_t ahead = base + QCK_PREFETCH * nwarps * step + lane / lpg * U;
         if (QCK_PREFETCH > 0 && ahead < total)
             qck_prefetch_l2(x, (uint64_t)ahead * group_bytes + lane_bytes);
 #if !defined(QCK_HIP) /* hipcc 5.2 cannot unroll this loop of shuffles and votes (-Wpass-failed) */
 #pragma unroll
 #endif
-        for (int u = 0; u < QCK_UNROLL; u++)
+        for (int u = 0; u < U; u++)
             qck_group_slot<T, V, CK, FAM>(a, m, G, r[u], gi[u], valid[u], sub);
     }
 }
@@ -885,7 +899,8 @@ static gpuError_t qck_group_launch(qck_quant_args a, const T *x, int sms, gpuStr
     a.groups_per_row = qck_fastdiv_of((uint32_t)a.tiles_c);
     a.hw_exact = !a.fp4 && qck_hw_fp8_ok(a.p.elem, a.p.cast);
     a.clamp_plain = a.p.clamp == QC_CLAMP_NONE || (a.p.clamp_max > 0.0f && a.p.clamp_max <= qck_float(QCK_INF));
-    const int64_t groups = a.rows * a.tiles_c, per_block = (QCK_THREADS / 32) * (32 / a.lpg) * QCK_UNROLL;
+    const int64_t groups = a.rows * a.tiles_c,
+                  per_block = (QCK_THREADS / 32) * (32 / a.lpg) * qck_slots_per_lane(a.recipe == QC_RECIPE_NVFP4);
     void (*k)(const T *, qck_quant_args) = V == 4   ? qck_group_pick<T, QCK_V4>(a)
                                            : V == 2 ? qck_group_pick<T, 2>(a)
                                                     : qck_group_pick<T, 1>(a);
