@@ -580,17 +580,19 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
  * 0.829-0.830 / 0.520-0.523 to 0.854-0.856 / 0.833-0.835 / 0.538-0.539; two ahead gave 0.80 / 0.80 /
  * 0.53. The macros let a benchmark build try other shapes. QCK_UNROLL, QCK_NV_UNROLL: slots (adjacent
  * groups) per lane and iteration, their loads issued together, for token_group / MX and for nvfp4.
- * nvfp4 takes two: a bf16 lane then loads 64 bytes and pays the loop, the addresses and the prefetch
- * once for two groups; with 4 blocks per SM (64 registers, where one slot and 6 blocks held 40 and
- * spilled a word to local memory) an SM keeps 64 KB of loads in flight, not 48 (the sm_90 SASS of
- * b0fa39a: 274 instructions a slot on the clean path, 124 of them the 16 elements'); QCK_GROUP_VMAX,
- * QCK_NVFP4_VMAX: the most vectors of a group per lane (1, 2 or 4); QCK_PREFETCH: how many iterations ahead the L2 prefetch asks (0: none);
- * QCK_LOAD_HINT (qck_load_raw), not yet measured; QCK_GROUP_WAVES (qck_waves_grid); QCK_NV_MIN_BLOCKS:
- * at least that many blocks per SM for the nvfp4 instantiations. Left to itself ptxas gives the bf16
- * one 64 registers (4 blocks); 6 asks for 40, met without spilling then (b0fa39a spills a word), and on two H100s took nvfp4
- * from 0.805 to 0.822 and from 0.770 to 0.824 of the copy (5 gave nothing; 8 asks for 32, spills and
- * gave 0.673; docs/notes/h100/cuda_run_2026-12-06b.log to -06e.log), with one slot per lane; with
- * two (QCK_NV_UNROLL 2) the default is 4, 64 registers.
+ * Two for nvfp4 (QCK_NV_UNROLL 2, QCK_NV_MIN_BLOCKS 4) is the next shape to measure on an H200,
+ * not yet run on a GPU (the emulation passes it): a bf16 lane loads 64 bytes and pays the loop, the
+ * addresses and the prefetch once for two groups, and at 4 blocks per SM (64 registers, no spill;
+ * one slot at 6 blocks holds 40 and spills a word to local memory) an SM keeps 64 KB of loads in
+ * flight, not 48 (the sm_90 SASS of b0fa39a: 274 instructions a slot on the clean path, 124 of them
+ * the 16 elements'); QCK_GROUP_VMAX, QCK_NVFP4_VMAX: the most vectors of a group per lane (1, 2
+ * or 4); QCK_PREFETCH: how many iterations ahead the L2 prefetch asks (0: none); QCK_LOAD_HINT
+ * (qck_load_raw), not yet measured; QCK_GROUP_WAVES (qck_waves_grid); QCK_NV_MIN_BLOCKS: at least
+ * that many blocks per SM for the nvfp4 instantiations. Left to itself ptxas gives the bf16 one 64
+ * registers (4 blocks); 6 asks for 40, met without spilling then (b0fa39a spills a word), and on
+ * two H100s took nvfp4 from 0.805 to 0.822 and from 0.770 to 0.824 of the copy (5 gave nothing; 8
+ * asks for 32, spills and gave 0.673; docs/notes/h100/cuda_run_2026-12-06b.log to -06e.log), with
+ * one slot per lane.
  * QCK_GROUP_MIN_BLOCKS, the same for token_group and MX: ptxas gave them 80 registers (3 blocks); 4
  * asks for 64 (a few bytes spill, on the exact path). The H200 asks more bytes per second of each SM
  * than an H100 can show on all its SMs, so the variants also ran confined to 96 and 80 of an H100's
@@ -608,7 +610,7 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
 #define QCK_UNROLL 1
 #endif
 #ifndef QCK_NV_UNROLL
-#define QCK_NV_UNROLL 2
+#define QCK_NV_UNROLL 1
 #endif
 #ifndef QCK_GROUP_VMAX
 #define QCK_GROUP_VMAX 4
@@ -623,7 +625,7 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
 #define QCK_GROUP_MIN_BLOCKS 4
 #endif
 #ifndef QCK_NV_MIN_BLOCKS
-#define QCK_NV_MIN_BLOCKS 4
+#define QCK_NV_MIN_BLOCKS 6
 #endif
 #if QCK_GROUP_VMAX >= 4 || QCK_NVFP4_VMAX >= 4
 #define QCK_V4 4
