@@ -916,11 +916,12 @@ gpuError_t qck_launch_quant(const qck_quant_args *in, const void *x, int x_bf16,
     const int64_t n = a.rows * a.cols;
     gpuError_t e;
     const int N = x_bf16 ? 8 : 4;
+    const bool group_kernel = qck_group_kernel_fits(&a, N);
     a.nv_fast_finite = a.recipe == QC_RECIPE_NVFP4 && a.p.nv_order == QC_NVFP4_FAST && qck_hw_fp8_ok(QC_E4M3FN, a.p.sf_cast);
     /* A given global scale needs no amax: the group kernel takes g from the host and writes gscale,
      * one launch where the finaliser and its two memsets made four (three short launches, each paid
      * in full beside a group kernel of tens of microseconds: docs/notes/cuda.md). */
-    a.nv_g_known = a.recipe == QC_RECIPE_NVFP4 && a.has_gscale && qck_group_kernel_fits(&a, N) && a.rows * a.tiles_c > 0;
+    a.nv_g_known = a.recipe == QC_RECIPE_NVFP4 && a.has_gscale && group_kernel && a.rows * a.tiles_c > 0;
     a.nv_g = a.nv_g_known ? qck_nv_global(a.p, 0.0f, 1, a.gscale_encode) : 0.0f;
     if (a.tg_layout == QC_SL_PACKED_UE8M0 && (e = gpuMemsetAsync(a.bad, 0xFF, sizeof *a.bad, s)) != gpuSuccess)
         return e;
@@ -943,7 +944,7 @@ gpuError_t qck_launch_quant(const qck_quant_args *in, const void *x, int x_bf16,
                        (const float *)x, n, a);
         return gpuGetLastError();
     }
-    if (qck_group_kernel_fits(&a, N)) {
+    if (group_kernel) {
         if (a.rows * a.tiles_c == 0)
             return gpuSuccess;
         e = x_bf16 ? qck_group_launch(a, (const uint16_t *)x, sms, s) : qck_group_launch(a, (const float *)x, sms, s);
