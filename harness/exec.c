@@ -4,6 +4,7 @@
  * item's outputs with the case's rules like any backend's. */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -348,12 +349,63 @@ static void remove_tree(const char *dir)
         fprintf(stderr, "qcheck: could not remove %s: %s\n", dir, strerror(errno));
 }
 
+static const char *batch_root(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    return tmp && *tmp ? tmp : "/tmp";
+}
+
+/* Whether process pid has ended: no such process, or (Linux) a zombie its new parent has not
+ * reaped yet, as a worker killed with qcheck stays for a while. */
+static int process_gone(long pid)
+{
+    if (kill((pid_t)pid, 0) != 0)
+        return errno == ESRCH;
+    char path[64], stat[256] = "";
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    const char *close_paren = strrchr(stat, ')'); /* the state follows the command's name */
+    return close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z';
+}
+
+/* A batch folder is named after the process that makes and removes it, qcheck_exec.<pid>.XXXXXX,
+ * so that the folder of one that was SIGKILLed (the runner's deadline, or qcheck itself killed:
+ * PR_SET_PDEATHSIG takes its workers with it) can be told from a live one's. pid > 0: that
+ * process's folders (the runner has reaped it); 0: those of every process that is gone,
+ * at the start of a run with an exec backend. Only this user's folders, never through a link. */
+void qc_exec_sweep(pid_t pid)
+{
+    DIR *d = opendir(batch_root());
+    if (!d)
+        return;
+    const struct dirent *e;
+    while ((e = readdir(d))) {
+        long owner = 0;
+        int end = 0;
+        if (sscanf(e->d_name, "qcheck_exec.%ld.%n", &owner, &end) != 1 || !end || strlen(e->d_name + end) != 6 ||
+            owner <= 0)
+            continue;
+        if (pid > 0 ? owner != pid : !process_gone(owner))
+            continue;
+        char path[1024];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", batch_root(), e->d_name);
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+            remove_tree(path);
+    }
+    closedir(d);
+}
+
 void qc_exec_batch(const qc_work *work, const int *idx, int n, const qc_run_config *cfg, qc_result *results)
 {
     const qc_backend *be = work[idx[0]].backend;
-    const char *tmp = getenv("TMPDIR");
     batch b = {.n = n};
-    snprintf(b.dir, sizeof b.dir, "%s/qcheck_exec.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    snprintf(b.dir, sizeof b.dir, "%s/qcheck_exec.%ld.XXXXXX", batch_root(), (long)getpid());
     int *staged = calloc((size_t)n, sizeof *staged);
     char sub[1024];
     if (!staged || !mkdtemp(b.dir)) {

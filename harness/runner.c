@@ -328,6 +328,7 @@ typedef struct slot {
 } slot;
 
 void qc_exec_batch(const qc_work *work, const int *idx, int n, const qc_run_config *cfg, qc_result *results);
+void qc_exec_sweep(pid_t pid);
 
 static void start_unit(const qc_work *work, const int *idx, const unit *u, const qc_run_config *cfg, slot *s)
 {
@@ -367,6 +368,8 @@ static void finish_unit(slot *s, const unit *u, const int *idx, qc_result *resul
         kill(s->pid, SIGKILL);
     waitpid(s->pid, &status, 0);
     close(s->fd);
+    if (u->exec && s->got != s->want) /* killed or crashed before it removed its batch folder */
+        qc_exec_sweep(s->pid);
     for (int j = 0; j < u->n; j++) {
         qc_result *r = &results[idx[u->first + j]];
         r->seconds = (qc_now() - started) / u->n;
@@ -705,6 +708,11 @@ void qc_run_work(const qc_work *work, int n, const qc_run_config *cfg, qc_result
     s.idx = calloc((size_t)(n ? n : 1), sizeof *s.idx);
     s.units = calloc((size_t)(n ? n : 1), sizeof *s.units);
     s.nu = make_units(work, n, cfg, results, s.idx, s.units, s.finished, s.workers, &s.nw);
+    for (int k = 0; k < s.nu; k++)
+        if (s.units[k].exec) { /* the batch folders that killed runs left (qc_exec_sweep) */
+            qc_exec_sweep(0);
+            break;
+        }
     for (int i = 0; i < n; i++)
         s.done += s.finished[i];
     int printed = 0, failed = 0, live = cfg->progress == QC_PROGRESS_LIVE;

@@ -10,7 +10,8 @@
   and a nonzero exit are ERROR for the items concerned, with the process's stderr tail;
 - the expected outputs are never in the process's reach (zeros written everywhere never pass), two
   outcomes for one item are ERROR, a FIFO as an outcome is ERROR at once, a process the command
-  leaves running is killed, a MoE case passes without stage tensors, a TMPDIR with a quote works.
+  leaves running is killed, a MoE case passes without stage tensors, a TMPDIR with a quote works,
+  the folder a kill -9 left is removed by the next exec run.
 Exit 77 when h5py, numpy or ml_dtypes is missing.
 """
 import json
@@ -19,6 +20,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 try:
     import h5py  # noqa: F401
@@ -214,7 +216,37 @@ def main():
         s = summary(out)
         check(rc == 0 and s and s[0] == 6 and os.listdir(tmp) == [], "a TMPDIR with a quote: the batch folder is "
               "made and removed (%s, left %s, %s)" % (s, os.listdir(tmp), err[-200:]))
+
+        check_killed_runs_leave_nothing(qcheck, kernel, d, one)
     return 1 if failures else 0
+
+
+def check_killed_runs_leave_nothing(qcheck, kernel, d, one):
+    """A batch folder whose owner was killed (kill -9 of qcheck takes its workers with it) stays
+    until the next exec run, which removes it; a live process's folder is kept."""
+    tmp = os.path.join(d, "killed")
+    os.makedirs(tmp)
+    env = dict(os.environ, TMPDIR=tmp, QC_TEST_QCHECK=qcheck)
+    cmd = [qcheck, "run", "--case", "cast_fp8", "--backend", "exec:%s %s hang" % (sys.executable, kernel),
+           "--timeout", "60"] + one
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    deadline = time.time() + 60
+    while time.time() < deadline and not any(n.startswith("qcheck_exec.") for n in os.listdir(tmp)):
+        time.sleep(0.1)
+    time.sleep(0.5)  # the batch's inputs being written
+    p.kill()
+    p.wait()
+    time.sleep(1.0)  # PR_SET_PDEATHSIG: the worker and the command's group go
+    stale = [n for n in os.listdir(tmp) if n.startswith("qcheck_exec.")]
+    check(len(stale) == 1, "kill -9 during an exec batch leaves its folder (%s)" % stale)
+    live = os.path.join(tmp, "qcheck_exec.%d.abcdef" % os.getpid())  # this process's: alive
+    os.makedirs(live)
+    rc, out, err = run(qcheck, kernel, "ok", "cast_fp8", one, env={"TMPDIR": tmp})
+    s = summary(out)
+    left = sorted(os.listdir(tmp))
+    check(rc == 0 and s and s[0] == 6 and left == [os.path.basename(live)],
+          "the next exec run removes the killed run's folder and keeps a live process's (%s, left %s, %s)"
+          % (s, left, err[-200:]))
 
 
 if __name__ == "__main__":
