@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -710,7 +711,7 @@ int qc_cases_load_dir(const char *dir, qc_case **cases, int *ncases, char *err, 
     *ncases = 0;
     DIR *d = opendir(dir);
     if (!d) {
-        snprintf(err, errlen, "cannot open the cases folder '%s' (set QCHECK_CASES)", dir);
+        snprintf(err, errlen, "cannot open the cases folder '%s': %s (set QCHECK_CASES)", dir, strerror(errno));
         return 2;
     }
     char *names[QC_MAX_CASE_FILES];

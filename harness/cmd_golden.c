@@ -458,8 +458,6 @@ int cmd_golden(int argc, char **argv)
     return help ? QC_EXIT_OK : QC_EXIT_USAGE;
 }
 
-/* One instance chosen by --case and --params (every swept key must be given, so that exactly one
- * instance matches). */
 /* The instances --params selects: every instance of any tier whose params include them; when
  * none does, the one instance made from the case's first instance with --params in place of its
  * values (any value, not only swept ones; the constraints still hold). *inst is malloc'd. */
@@ -510,6 +508,7 @@ static int select_instances(qc_args *a, const qc_case *c, qc_instance **inst, in
         }
         *n = 1;
         printf("no swept instance has these params: made %s from them\n", (*inst)[0].id);
+        fflush(stdout); /* before any error of the instance's own, on stderr */
     }
     free(all);
     if (!*n) {
@@ -714,19 +713,23 @@ static int identify_inputs(qc_args *a, const qc_case *cases, int ncases, const q
         qc_error(a->cmd, case_arg && params ? "unknown case '%s' (qcheck list cases)" : "give --golden FILE.h5, or --case NAME and --params k=v,...", case_arg);
         return QC_EXIT_USAGE;
     }
-    qc_params want = {0};
-    qc_instance in;
+    qc_instance *inst = NULL;
     qc_tensor_set expected = {0};
-    if (qc_params_parse(&want, params, err, sizeof err) || qc_case_check_keys(*c, &want, err, sizeof err) ||
-        qc_instance_from_params(*c, &want, 0, &in, err, sizeof err) ||
-        qc_instance_expected(&in, 0, inputs, &expected, err, sizeof err)) {
-        qc_set_free(&expected);
-        qc_error(a->cmd, "%s", err);
-        return QC_EXIT_USAGE;
+    int n = 0, rc = select_instances(a, *c, &inst, &n);
+    if (!rc && n != 1) {
+        qc_error(a->cmd, "--params selects %d instances of %s: give more params (qcheck list instances)", n,
+                 (*c)->name);
+        rc = QC_EXIT_USAGE;
     }
+    if (!rc && qc_instance_expected(&inst[0], 0, inputs, &expected, err, sizeof err)) {
+        qc_error(a->cmd, "%s", err);
+        rc = QC_EXIT_USAGE;
+    }
+    if (!rc)
+        *p = inst[0].params;
     qc_set_free(&expected);
-    *p = in.params;
-    return QC_EXIT_OK;
+    free(inst);
+    return rc;
 }
 
 static int identify_rank(const char *cmd, const qc_case *c, const qc_params *p, const qc_tensor_set *inputs,
