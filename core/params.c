@@ -84,7 +84,8 @@ typedef struct parser {
     char *err;
     size_t errlen;
     int failed;
-    int depth; /* nesting of parentheses, calls and unary operators */
+    int depth;    /* nesting of parentheses, calls and unary operators */
+    int names_only; /* qc_expr_check: the syntax and the names; every parameter stands for 1 */
 } parser;
 
 /* Deeper nesting is an error, not a stack overflow (no case needs more than a few levels). */
@@ -119,6 +120,8 @@ static int64_t parse_or(parser *ps);
  * cdiv near INT64_MAX) fails naming the expression instead of wrapping (undefined behaviour). */
 static int64_t checked(parser *ps, int64_t v, const int *overflow)
 {
+    if (*overflow && ps->names_only)
+        return 1;
     if (*overflow)
         fail(ps, "the result does not fit a 64-bit integer");
     return *overflow ? 0 : v;
@@ -127,6 +130,8 @@ static int64_t checked(parser *ps, int64_t v, const int *overflow)
 static int64_t call2(parser *ps, const char *fn, int64_t a, int64_t b)
 {
     int overflow = 0;
+    if (ps->names_only)
+        return 1;
     if ((strcmp(fn, "cdiv") == 0 || strcmp(fn, "pad") == 0) && b <= 0) {
         fail(ps, "cdiv/pad need a positive divisor");
         return 0;
@@ -182,8 +187,8 @@ static int64_t parse_atom(parser *ps)
             return ps->failed ? 0 : call2(ps, name, a, b);
         }
         const char *v = qc_param(ps->p, name);
-        int64_t r = 0;
-        if (!v || qc_parse_i64(v, INT64_MIN, INT64_MAX, &r)) {
+        int64_t r = 1;
+        if (!v || (!ps->names_only && qc_parse_i64(v, INT64_MIN, INT64_MAX, &r))) {
             char msg[160];
             snprintf(msg, sizeof msg, v ? "parameter '%s' = '%s' is not a 64-bit integer" : "unknown parameter '%s'",
                      name, v ? v : "");
@@ -225,6 +230,8 @@ static int64_t parse_term(parser *ps)
         } else if (eat(ps, "/") || eat(ps, "%")) {
             char op = ps->s[-1];
             int64_t d = parse_unary(ps);
+            if (d == 0 && ps->names_only)
+                continue;
             if (d == 0) {
                 fail(ps, "division by zero");
                 return 0;
@@ -291,15 +298,27 @@ static int64_t parse_or(parser *ps)
     return v;
 }
 
-int qc_eval(const char *expr, const qc_params *p, int64_t *out, char *err, size_t errlen)
+static int parse_all(parser *ps, int64_t *out)
 {
-    parser ps = {expr, expr, p, err, errlen, 0, 0};
-    int64_t v = parse_or(&ps);
-    skip(&ps);
-    if (!ps.failed && *ps.s != '\0')
-        fail(&ps, "unexpected text");
-    if (ps.failed)
+    int64_t v = parse_or(ps);
+    skip(ps);
+    if (!ps->failed && *ps->s != '\0')
+        fail(ps, "unexpected text");
+    if (ps->failed)
         return -1;
     *out = v;
     return 0;
+}
+
+int qc_eval(const char *expr, const qc_params *p, int64_t *out, char *err, size_t errlen)
+{
+    parser ps = {expr, expr, p, err, errlen, 0, 0, 0};
+    return parse_all(&ps, out);
+}
+
+int qc_expr_check(const char *expr, const qc_params *names, char *err, size_t errlen)
+{
+    parser ps = {expr, expr, names, err, errlen, 0, 0, 1};
+    int64_t v;
+    return parse_all(&ps, &v);
 }

@@ -28,4 +28,9 @@ int qc_params_parse(qc_params *p, const char *text, char *err, size_t errlen);
  * Returns 0 and *out, or -1 with err naming what is wrong. */
 int qc_eval(const char *expr, const qc_params *p, int64_t *out, char *err, size_t errlen);
 
+/* The syntax of expr and its names, without values: 0, or -1 with err naming the first unknown
+ * parameter (one not among names' keys) or syntax error. What only values decide (a division by
+ * zero, an overflow, a value that is no integer) is left to qc_eval. */
+int qc_expr_check(const char *expr, const qc_params *names, char *err, size_t errlen);
+
 #endif

@@ -545,6 +545,59 @@ static int parse_sweeps(ctx *x, const cJSON *root, qc_case *c)
     return 0;
 }
 
+/* One expression of the case: its syntax and names (qc_expr_check), at load. */
+static int expr_ok(ctx *x, const qc_params *names, const char *key, const char *expr)
+{
+    char why[400];
+    if (!expr[0] || !qc_expr_check(expr, names, why, sizeof why))
+        return 0;
+    snprintf(x->err, x->errlen, "%s: key '%s': %s", x->path, key, why);
+    return 2;
+}
+
+/* Every expression of a generated case, checked when the file is loaded: a typo in a constraint or
+ * a shape is an error of the file, not of whichever instance first evaluates it. The names are the
+ * case's parameters (its base sweep and every tier's). */
+static int check_expressions(ctx *x, const qc_case *c)
+{
+    qc_params names = {0};
+    const qc_sweep *sweeps[4] = {&c->params, &c->tier_params[0], &c->tier_params[1], &c->tier_params[2]};
+    for (int t = 0; t < 4; t++)
+        for (int k = 0; k < sweeps[t]->n; k++)
+            if (!qc_param(&names, sweeps[t]->key[k]) && qc_params_set(&names, sweeps[t]->key[k], "1"))
+                return bad(x, "params", "more distinct parameters than fit an instance", sweeps[t]->key[k]);
+    char key[160];
+    for (int i = 0; i < c->nconstraints; i++) {
+        snprintf(key, sizeof key, "constraints[%d]", i);
+        if (expr_ok(x, &names, key, c->constraints[i]))
+            return 2;
+    }
+    for (int i = 0; i < c->ninputs; i++) {
+        const qc_input_spec *in = &c->inputs[i];
+        const struct {
+            const char *name, *expr;
+        } fields[] = {{"zero_blocks", in->zero_blocks}, {"at", in->at},     {"bits", in->bits},
+                      {"min", in->min},                 {"max", in->max},   {"finite", in->finite},
+                      {"gain", in->gain},               {"gain_block", in->gain_block}};
+        for (int d = 0; d < in->ndim; d++) {
+            snprintf(key, sizeof key, "inputs.%s.shape[%d]", in->name, d);
+            if (expr_ok(x, &names, key, in->shape[d]))
+                return 2;
+        }
+        for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+            snprintf(key, sizeof key, "inputs.%s.%s", in->name, fields[f].name);
+            if (expr_ok(x, &names, key, fields[f].expr))
+                return 2;
+        }
+    }
+    for (int i = 0; i < c->ncompares; i++) {
+        snprintf(key, sizeof key, "compare.%s.block", c->compares[i].output);
+        if (expr_ok(x, &names, key, c->compares[i].block))
+            return 2;
+    }
+    return 0;
+}
+
 static int parse_case(ctx *x, const cJSON *root, const char *dir, qc_case *c)
 {
     if (!cJSON_IsObject(root))
@@ -586,7 +639,7 @@ static int parse_case(ctx *x, const cJSON *root, const char *dir, qc_case *c)
         return 2;
     if (!vecfile[0] && c->ninputs == 0)
         return bad(x, "inputs", "is required (or \"vectors\": a table of inputs and expected outputs)", NULL);
-    return 0;
+    return vecfile[0] ? 0 : check_expressions(x, c); /* a table's params are its columns' */
 }
 
 int qc_case_parse(const char *path, const char *dir, const char *text, size_t len, qc_case *c, char *err,

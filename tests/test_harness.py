@@ -263,6 +263,15 @@ def test_validation(qcheck):
          r"key 'compare\.y\.why': is required"),
         ("bad_tier", json.dumps({**base_case("t", {"to": "e4m3fn"}), "tiers": ["nightly"]}), r"key 'tiers': unknown tier.*'nightly'"),
         ("bad_constraint", json.dumps(base_case("c", {"to": "e4m3fn", "n": 4}, ["n %% 0"])), r"constraints\[0\]"),
+        # expressions are checked when the file loads, not when an instance first evaluates them
+        ("typo_shape", json.dumps({**base_case("s", {"to": "e4m3fn", "n": 4}), "inputs": {"x": {"shape": ["nn"]}}}),
+         r"key 'inputs\.x\.shape\[0\]': in expression 'nn' .*unknown parameter 'nn'"),
+        ("typo_tier_constraint", json.dumps({**base_case("k", {"to": "e4m3fn", "n": 4}, ["n > 0", "n <= limt"]),
+                                             "tier_params": {"quick": {"limit": 8}}}),
+         r"key 'constraints\[1\]': in expression 'n <= limt' .*unknown parameter 'limt'"),
+        ("typo_block", json.dumps({**base_case("b", {"to": "e4m3fn", "n": 4}),
+                                   "compare": {"y": {"rule": "bitexact", "why": "t", "block": "cdiv(n, 2"}}}),
+         r"key 'compare\.y\.block': in expression 'cdiv\(n, 2'.*expected '\)'"),
     ]
     for name, text, pattern in bad:
         with tempfile.TemporaryDirectory() as d:
