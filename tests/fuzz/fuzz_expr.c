@@ -1,6 +1,8 @@
 /* fuzz_expr.c: libFuzzer target for the integer expressions of case files (core/params.c
- * qc_eval) and the --params syntax (qc_params_parse, qc_params_format). The input is a params
- * list "k=v,k=v", a newline, and an expression over them. */
+ * qc_eval, qc_expr_check) and the --params syntax (qc_params_parse, qc_params_format). The input
+ * is a params list "k=v,k=v", a newline, and an expression over them. An expression that
+ * evaluates must pass the load-time check (which leaves values aside): else the check would
+ * refuse a case file that runs. */
 #include "fuzz_util.h"
 #include "params.h"
 
@@ -22,6 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     qc_params_format(&p, round, sizeof round);
     int64_t v;
-    qc_eval(expr, &p, &v, err, sizeof err);
+    if (qc_eval(expr, &p, &v, err, sizeof err) == 0 && qc_expr_check(expr, &p, err, sizeof err) != 0)
+        __builtin_trap();
     return 0;
 }
