@@ -361,15 +361,15 @@ static int process_gone(long pid)
 {
     if (kill((pid_t)pid, 0) != 0)
         return errno == ESRCH;
-    char path[64], stat[256] = "";
+    char path[64], line[256] = "";
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
     FILE *f = fopen(path, "r");
     if (!f)
         return 0;
-    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    size_t n = fread(line, 1, sizeof line - 1, f);
     fclose(f);
-    stat[n] = '\0';
-    const char *close_paren = strrchr(stat, ')'); /* the state follows the command's name */
+    line[n] = '\0';
+    const char *close_paren = strrchr(line, ')'); /* the state follows the command's name */
     return close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z';
 }
 
