@@ -580,12 +580,10 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
  * 0.829-0.830 / 0.520-0.523 to 0.854-0.856 / 0.833-0.835 / 0.538-0.539; two ahead gave 0.80 / 0.80 /
  * 0.53. The macros let a benchmark build try other shapes. QCK_UNROLL, QCK_NV_UNROLL: slots (adjacent
  * groups) per lane and iteration, their loads issued together, for token_group / MX and for nvfp4.
- * Two for nvfp4 (QCK_NV_UNROLL 2, QCK_NV_MIN_BLOCKS 4) is the next shape to measure on an H200,
- * not yet run on a GPU (the emulation passes it): a bf16 lane loads 64 bytes and pays the loop, the
- * addresses and the prefetch once for two groups, and at 4 blocks per SM (64 registers, no spill;
- * one slot at 6 blocks holds 40 and spills a word to local memory) an SM keeps 64 KB of loads in
- * flight, not 48 (the sm_90 SASS of b0fa39a: 274 instructions a slot on the clean path, 124 of them
- * the 16 elements'); QCK_GROUP_VMAX, QCK_NVFP4_VMAX: the most vectors of a group per lane (1, 2
+ * Two for nvfp4 at 4 blocks per SM (64 registers, no spill, 64 KB of loads in flight per SM where
+ * one slot at 6 blocks holds 40 registers, spills a word and keeps 48 KB) gave nvfp4 0.670 of the
+ * copy on an H100 against 0.958-0.959 for one slot, same run (docs/notes/h100/cuda_run_2026-12-07.log);
+ * QCK_GROUP_VMAX, QCK_NVFP4_VMAX: the most vectors of a group per lane (1, 2
  * or 4); QCK_PREFETCH: how many iterations ahead the L2 prefetch asks (0: none); QCK_LOAD_HINT
  * (qck_load_raw), not yet measured; QCK_GROUP_WAVES (qck_waves_grid); QCK_NV_MIN_BLOCKS: at least
  * that many blocks per SM for the nvfp4 instantiations. Left to itself ptxas gives the bf16 one 64
@@ -919,8 +917,8 @@ gpuError_t qck_launch_quant(const qck_quant_args *in, const void *x, int x_bf16,
     const bool group_kernel = qck_group_kernel_fits(&a, N);
     a.nv_fast_finite = a.recipe == QC_RECIPE_NVFP4 && a.p.nv_order == QC_NVFP4_FAST && qck_hw_fp8_ok(QC_E4M3FN, a.p.sf_cast);
     /* A given global scale needs no amax: the group kernel takes g from the host and writes gscale,
-     * one launch where the finaliser and its two memsets made four (three short launches, each paid
-     * in full beside a group kernel of tens of microseconds: docs/notes/cuda.md). */
+     * one launch where the finaliser and its two memsets made four: on an H100, nvfp4 0.889-0.891 of
+     * the copy with the four, 0.958-0.959 with one (docs/notes/h100/cuda_run_2026-12-07.log). */
     a.nv_g_known = a.recipe == QC_RECIPE_NVFP4 && a.has_gscale && group_kernel && a.rows * a.tiles_c > 0;
     a.nv_g = a.nv_g_known ? qck_nv_global(a.p, 0.0f, 1, a.gscale_encode) : 0.0f;
     if (a.tg_layout == QC_SL_PACKED_UE8M0 && (e = gpuMemsetAsync(a.bad, 0xFF, sizeof *a.bad, s)) != gpuSuccess)
