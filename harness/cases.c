@@ -549,10 +549,7 @@ static int parse_sweeps(ctx *x, const cJSON *root, qc_case *c)
 static int expr_ok(ctx *x, const qc_params *names, const char *key, const char *expr)
 {
     char why[400];
-    if (!expr[0] || !qc_expr_check(expr, names, why, sizeof why))
-        return 0;
-    snprintf(x->err, x->errlen, "%s: key '%s': %s", x->path, key, why);
-    return 2;
+    return expr[0] && qc_expr_check(expr, names, why, sizeof why) ? bad(x, key, why, NULL) : 0;
 }
 
 /* Every expression of a generated case, checked when the file is loaded: a typo in a constraint or
