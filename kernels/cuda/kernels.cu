@@ -77,24 +77,23 @@ template <> struct qck_vec<uint16_t> { static const int N = 8; };
 #ifndef QCK_LOAD_HINT
 #define QCK_LOAD_HINT 0
 #endif
-QCK_D uint4 qck_load_raw(const void *x, int64_t byte_offset, bool valid)
+QCK_D uint4 qck_load_raw(const void *x, int64_t byte_offset)
 {
     const uint8_t *p = static_cast<const uint8_t *>(x) + byte_offset;
 #if defined(QCK_PTX) && QCK_LOAD_HINT
-    uint4 r = make_uint4(0u, 0u, 0u, 0u);
-    if (valid)
+    uint4 r;
 #if QCK_LOAD_HINT == 1
-        asm("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+    asm("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
 #elif QCK_LOAD_HINT == 2
-        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
 #else
-        asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
 #endif
-            : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-            : "l"(p));
+        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+        : "l"(p));
     return r;
 #else
-    return valid ? *reinterpret_cast<const uint4 *>(p) : make_uint4(0u, 0u, 0u, 0u);
+    return *reinterpret_cast<const uint4 *>(p);
 #endif
 }
 
@@ -216,12 +215,17 @@ QCK_D void qck_store_scale_f32(const qck_quant_args &a, int64_t i, int64_t j, fl
     }
 }
 
-/* The byte of the u8 block scale of tile (i, j): swizzled or row-major (the quant's store, A a
- * qck_quant_args, and the dequant's read, a qck_dequant_args). */
+/* The map of a u8 scale grid, swizzled or row-major: each launcher sets its args' u8map by it. */
+template <typename A> static qck_u8_map qck_u8_map_of(const A &a)
+{
+    return a.scale_kind == QCK_SC_U8_SF ? qck_sf_map(a.sf_cp, a.sf_tile) : qck_rowmajor_map(a.tiles_c);
+}
+
+/* The byte of the u8 block scale of tile (i, j) (the quant's store, A a qck_quant_args, and the
+ * dequant's read, a qck_dequant_args). */
 template <typename A, typename I> QCK_D int64_t qck_scale_u8_offset(const A &a, I i, I j)
 {
-    typedef typename qck_offset_uint<I>::type U;
-    return a.scale_kind == QCK_SC_U8_SF ? qck_sf_offset(i, j, a.sf_cp, a.sf_tile) : (int64_t)((U)i * (U)a.tiles_c + (U)j);
+    return qck_u8_offset(a.u8map, i, j);
 }
 
 template <typename I> QCK_D void qck_store_scale_u8(const qck_quant_args &a, I i, I j, uint32_t b)
@@ -363,7 +367,7 @@ template <int NW> QCK_D void qck_store_words(uint8_t *dst, const uint32_t *w)
 /* The codes of N values y (vector t of a slot, or the whole slot with t = 0) into the slot's words
  * w (FP4: 8 nibbles per word, element j at bit 4 j; else 4 bytes per word): by the instruction CK
  * where the slot is clean, by the policy's software encoder where it is not (qck_code2_any: the
- * instruction only when it is the policy). FP4's clean slots take qck_pack_e2m1_clean. */
+ * instruction only when it is the policy). FP4's clean slots take qck_e2m1_word. */
 template <int N, int CK>
 QCK_D void qck_pack_codes(const qck_quant_args &a, const qck_fmt &m, const float *y, int t, bool clean, uint32_t *w)
 {
@@ -395,78 +399,109 @@ QCK_D uint32_t qck_fp4_signs_u16(const uint4 &r)
     return (odd & 0x80808080u) | (even >> 4 & 0x08080808u);
 }
 
-/* A clean slot's FP4 words under the fast encoder (qck_e2m1_mag_biased), element j at bits 4j..4j+3
- * of word j / 8: the biased magnitude codes added at their nibbles (the sum minus the bias of each
- * nibble is the codes side by side: each is below 8, so no carry crosses), the bias taken off once
- * per word, then the signs. A clean slot's y has the sign of its input XOR the multiplier's (an IEEE
- * product or quotient, flushed or not, clamped to +-m or not), so 16-bit inputs give theirs by PRMT;
- * fp32 inputs give y's. Sat: the encoder saturates each |y| at 6; the caller leaves it out where the
- * slot's largest |y| is below 7 (qck_e2m1_unsat). */
-template <typename T, int V, bool Sat>
-QCK_D void qck_pack_e2m1_clean(const uint4 *r, float mult, const float *y, uint32_t *w)
+/* One FP4 word of a clean slot under the fast encoder (qck_e2m1_mag_biased): K = 8 values y (4 when
+ * the slot has only 4), element k at bits 4k..4k+3: the biased magnitude codes added at their
+ * nibbles (the sum minus the bias of each nibble is the codes side by side: each is below 8, so no
+ * carry crosses), the bias taken off once, then the signs. A clean slot's y has the sign of its
+ * input XOR the multiplier's (an IEEE product or quotient, flushed or not, clamped to +-m or not),
+ * so 16-bit inputs (r: the word's one vector) give theirs by PRMT, flipped by `flip`; fp32 inputs
+ * give y's. Sat: the encoder saturates each |y| at 6; the caller leaves it out where the slot's
+ * largest |y| is below 7 (qck_e2m1_unsat). */
+template <typename T, int K, bool Sat> QCK_D uint32_t qck_e2m1_word(const uint4 &r, uint32_t flip, const float *y)
 {
-    constexpr int E = V * qck_vec<T>::N, K = E < 8 ? E : 8;
     constexpr uint32_t bias = QCK_E2M1_BIAS * (K == 8 ? 0x11111111u : 0x1111u);
-    const uint32_t flip = qck_bits(mult) >> 31 ? 0x88888888u : 0u;
+    uint32_t acc = 0, sign = 0;
 #pragma unroll
-    for (int q = 0; q < E / K; q++) {
-        uint32_t acc = 0, sign = 0;
-#pragma unroll
-        for (int k = 0; k < K; k++) {
-            acc += qck_e2m1_mag_biased<Sat>(y[q * K + k]) << (4 * k);
-            if (sizeof(T) == 4)
-                sign |= (qck_bits(y[q * K + k]) >> 31) << (4 * k + 3);
-        }
-        w[q] = (acc - bias) | (sizeof(T) == 2 ? qck_fp4_signs_u16(r[q]) ^ flip : sign);
+    for (int k = 0; k < K; k++) {
+        acc += qck_e2m1_mag_biased<Sat>(y[k]) << (4 * k);
+        if (sizeof(T) == 4)
+            sign |= (qck_bits(y[k]) >> 31) << (4 * k + 3);
     }
+    return (acc - bias) | (sizeof(T) == 2 ? qck_fp4_signs_u16(r) ^ flip : sign);
 }
 
-/* A clean slot's values: its V raw vectors widened one at a time through the element op OPK and the
- * clamp CL known at compile time, into y (E = V * N of them). The op's and the clamp's switches
- * are taken once per slot, outside this straight block; the codes are then one block too. */
-template <typename T, int V, int OPK, int CL>
+/* VC raw vectors widened one at a time through the element op OPK and the clamp CL known at compile
+ * time, into y (VC * N values). */
+template <typename T, int VC, int OPK, int CL>
 QCK_D void qck_scale_clean_as(const qck_quant_args &a, float mult, const uint4 *r, float *y)
 {
     constexpr int N = qck_vec<T>::N;
     const float mx = a.p.clamp_max, nm = qck_float(qck_bits(mx) ^ 0x80000000u);
 #pragma unroll
-    for (int t = 0; t < V; t++)
+    for (int t = 0; t < VC; t++)
 #pragma unroll
         for (int k = 0; k < N; k++)
             y[t * N + k] = qck_clamp_plain<CL>(qck_apply_clean<OPK>(qck_float(qck_elem_bits<T>(r[t], k)), mult), mx, nm);
 }
 
-/* saturated: the encoder saturates at a bound the clamp cannot lower, so the clamp is left to it: to
- * +-fmax, the format's largest, a clamp to +-m (or below m alone) with m >= fmax gives the encoder's
- * result. qck_e2m1_rne_sat saturates by min(|y|, 6); cvt.rn.satfinite.e4m3x2 / e5m2x2 take finite
- * overflow and +-Inf to +-448 / +-57344 (formats.md §13: all 2^32 inputs on the H200). */
-template <typename T, int V, int OPK>
-QCK_D void qck_scale_clean_op(const qck_quant_args &a, float mult, const uint4 *r, float *y, bool saturated)
+/* A clean slot's block with the element op OPK and the clamp CL known at compile time, one straight
+ * block (the op's and the clamp's switches are taken once per slot, outside it): FP4 is scaled and
+ * encoded into w a word at a time, so that 8 values are live where the slot's E would be (on sm_90
+ * the nvfp4 kernel's 40 registers then hold the loop without a spill); FP8 is only scaled into y,
+ * for its encoder (qck_pack_codes) is one block after the switches, not one a clamp. */
+template <typename T, int V, int CK, int OPK, int CL, bool Sat>
+QCK_D void qck_clean_block(const qck_quant_args &a, float mult, const uint4 *r, float *y, uint32_t *w)
 {
-    if (saturated) {
-        qck_scale_clean_as<T, V, OPK, QC_CLAMP_NONE>(a, mult, r, y);
-        return;
-    }
-    switch (a.p.clamp) {
-    case QC_CLAMP_NONE:   qck_scale_clean_as<T, V, OPK, QC_CLAMP_NONE>(a, mult, r, y); break;
-    case QC_CLAMP_TORCH:  qck_scale_clean_as<T, V, OPK, QC_CLAMP_TORCH>(a, mult, r, y); break;
-    case QC_CLAMP_FMINF:  qck_scale_clean_as<T, V, OPK, QC_CLAMP_FMINF>(a, mult, r, y); break;
-    case QC_CLAMP_TRITON: qck_scale_clean_as<T, V, OPK, QC_CLAMP_TRITON>(a, mult, r, y); break;
-    default:              qck_scale_clean_as<T, V, OPK, QC_CLAMP_FMINF_UPPER>(a, mult, r, y); break;
+    constexpr int N = qck_vec<T>::N, E = V * N;
+    if constexpr (CK == QCK_CK_E2M1_RNE) {
+        constexpr int K = E < 8 ? E : 8, VC = K / N; /* values and vectors a word */
+        const uint32_t flip = qck_bits(mult) >> 31 ? 0x88888888u : 0u;
+#pragma unroll
+        for (int q = 0; q < E / K; q++) {
+            qck_scale_clean_as<T, VC, OPK, CL>(a, mult, r + q * VC, y);
+            w[q] = qck_e2m1_word<T, K, Sat>(r[q * VC], flip, y);
+        }
+    } else {
+        qck_scale_clean_as<T, V, OPK, CL>(a, mult, r, y);
     }
 }
 
-template <typename T, int V, int CK>
-QCK_D void qck_scale_clean(const qck_quant_args &a, const qck_elem_op &op, const uint4 *r, float *y)
+/* Whether no |y| of a clean slot reaches 7, so that the e2m1 encoder may leave out its saturation:
+ * the op is one IEEE product or quotient of each element by the same multiplier (monotonic in |x|;
+ * a flushed product is no larger, a plain clamp only lowers |y|), so the largest |y| is at most the
+ * op of the amax. */
+QCK_D bool qck_e2m1_unsat(const qck_elem_op &op, float amax)
 {
-    const float fmax = CK == QCK_CK_E2M1_RNE ? 6.0f : CK == QCK_CK_E4M3_HW ? 448.0f : 57344.0f;
-    const bool saturated = CK != QCK_CK_SOFT && !(a.p.clamp_max < fmax);
+    return fabsf(op.divide ? qck_div_rn(amax, op.mult) : qck_mul_rn(amax, op.mult)) < 7.0f;
+}
+
+/* a.unclamped (qck_unclamped): the clamp is left out; then FP4 may also leave out the e2m1
+ * encoder's saturation where no |y| reaches 7 (qck_e2m1_unsat). A slot clamped below 6 takes the
+ * saturation anyway (one block fewer a clamp). */
+template <typename T, int V, int CK, int OPK>
+QCK_D void qck_clean_op(const qck_quant_args &a, const qck_elem_op &op, float amax, const uint4 *r, float *y,
+                        uint32_t *w)
+{
+    if (a.unclamped) {
+        if (CK == QCK_CK_E2M1_RNE && qck_e2m1_unsat(op, amax))
+            qck_clean_block<T, V, CK, OPK, QC_CLAMP_NONE, false>(a, op.mult, r, y, w);
+        else
+            qck_clean_block<T, V, CK, OPK, QC_CLAMP_NONE, true>(a, op.mult, r, y, w);
+        return;
+    }
+    switch (a.p.clamp) {
+    case QC_CLAMP_TORCH:  qck_clean_block<T, V, CK, OPK, QC_CLAMP_TORCH, true>(a, op.mult, r, y, w); break;
+    case QC_CLAMP_FMINF:  qck_clean_block<T, V, CK, OPK, QC_CLAMP_FMINF, true>(a, op.mult, r, y, w); break;
+    case QC_CLAMP_TRITON: qck_clean_block<T, V, CK, OPK, QC_CLAMP_TRITON, true>(a, op.mult, r, y, w); break;
+    default:              qck_clean_block<T, V, CK, OPK, QC_CLAMP_FMINF_UPPER, true>(a, op.mult, r, y, w); break;
+    }
+}
+
+/* A clean slot's codes into w: the block of its op and clamp, then FP8's encoder. */
+template <typename T, int V, int CK>
+QCK_D void qck_codes_clean(const qck_quant_args &a, const qck_fmt &m, const qck_elem_op &op, const uint4 *r, float amax,
+                           uint32_t *w)
+{
+    constexpr int E = V * qck_vec<T>::N;
+    float y[CK == QCK_CK_E2M1_RNE ? (E < 8 ? E : 8) : E];
     if (op.divide)
-        qck_scale_clean_op<T, V, QCK_OPK_DIV>(a, op.mult, r, y, saturated);
+        qck_clean_op<T, V, CK, QCK_OPK_DIV>(a, op, amax, r, y, w);
     else if (op.ftz)
-        qck_scale_clean_op<T, V, QCK_OPK_MUL_FTZ>(a, op.mult, r, y, saturated);
+        qck_clean_op<T, V, CK, QCK_OPK_MUL_FTZ>(a, op, amax, r, y, w);
     else
-        qck_scale_clean_op<T, V, QCK_OPK_MUL>(a, op.mult, r, y, saturated);
+        qck_clean_op<T, V, CK, QCK_OPK_MUL>(a, op, amax, r, y, w);
+    if constexpr (CK != QCK_CK_E2M1_RNE)
+        qck_pack_codes<E, CK>(a, m, y, 0, true, w);
 }
 
 /* A slot that may hold NaN: every element through the exact NaN rules and the policy's encoder. */
@@ -489,18 +524,16 @@ QCK_D void qck_codes_exact(const qck_quant_args &a, const qck_fmt &m, const qck_
     }
 }
 
-/* Whether no |y| of a clean slot reaches 7, so that the e2m1 encoder may leave out its saturation:
- * the op is one IEEE product or quotient of each element by the same multiplier (monotonic in |x|;
- * a flushed product is no larger, a plain clamp only lowers |y|), so the largest |y| is at most the
- * op of the amax. */
-QCK_D bool qck_e2m1_unsat(const qck_elem_op &op, float amax)
-{
-    return fabsf(op.divide ? qck_div_rn(amax, op.mult) : qck_mul_rn(amax, op.mult)) < 7.0f;
-}
-
 /* The group the format fixes: nvfp4's 16 elements, MX's 32 (OCP MX v1.0); qck_group_kernel_fits
  * holds the group kernel to them. */
 enum { QCK_NV_GROUP = 16, QCK_MX_GROUP = 32 };
+
+/* The elements of a group: for nvfp4 and MX a constant (qck_group_kernel_fits), token_group's the
+ * launch's. */
+template <int FAM> QCK_D uint32_t qck_group_size(const qck_quant_args &a)
+{
+    return FAM == QCK_FAM_NV ? (uint32_t)QCK_NV_GROUP : FAM == QCK_FAM_MX ? (uint32_t)QCK_MX_GROUP : (uint32_t)a.tile_c;
+}
 
 /* Lanes per group: for nvfp4 and MX a constant, so the lane arithmetic and the shuffle loops fold
  * away (an nvfp4 group of bf16 is one lane's); token_group's is the launch's. */
@@ -510,15 +543,21 @@ template <int FAM, int E> QCK_D int qck_lanes_per_group(const qck_quant_args &a)
     return FAM == QCK_FAM_TG ? a.lpg : E < G ? G / E : 1;
 }
 
+/* Whether the group kernel writes FP4 (two codes a byte): known at compile time for the e2m1
+ * encoder and for nvfp4, else the launch's. */
+template <int CK, int FAM> QCK_D bool qck_group_fp4(const qck_quant_args &a)
+{
+    return CK == QCK_CK_E2M1_RNE || FAM == QCK_FAM_NV || a.fp4;
+}
+
 /* One lane group's slot: amax, scale, codes of the V raw vectors each lane holds (E = V * N
  * elements). Every lane of the warp calls it (the shuffles). */
 template <typename T, int V, int CK, int FAM>
 QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_nv_g &G, const uint4 *r, uint32_t gi,
-                          bool valid, int sub)
+                          bool valid, int sub, uint8_t *dst)
 {
     constexpr int N = qck_vec<T>::N, E = V * N;
     const int lpg = qck_lanes_per_group<FAM, E>(a);
-    const int64_t e0 = (int64_t)gi * (uint32_t)a.tile_c + sub * E;
     /* amax: the largest magnitude bits. A NaN's bits are above Inf's, so one maximum over all bits
      * says whether the group holds one; only a warp where some group does takes the exact NaN
      * rules (warp-uniform: the shuffles need every lane). */
@@ -548,23 +587,16 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
     for (int k = 0; k < E / 4; k++)
         w[k] = 0;
     if (qck_slot_clean(a, mx, op)) {
-        float y[E];
-        qck_scale_clean<T, V, CK>(a, op, r, y);
-        if (CK == QCK_CK_E2M1_RNE && qck_e2m1_unsat(op, amax))
-            qck_pack_e2m1_clean<T, V, false>(r, op.mult, y, w);
-        else if (CK == QCK_CK_E2M1_RNE)
-            qck_pack_e2m1_clean<T, V, true>(r, op.mult, y, w);
-        else
-            qck_pack_codes<E, CK>(a, m, y, 0, true, w);
+        qck_codes_clean<T, V, CK>(a, m, op, r, amax, w);
     } else {
         qck_codes_exact<T, V, CK>(a, m, op, r, w);
     }
-    if (!a.fp4)
-        qck_store_words<E / 4>(a.q + e0, w);
+    if (!qck_group_fp4<CK, FAM>(a))
+        qck_store_words<E / 4>(dst, w);
     else if (E == 4)
-        *reinterpret_cast<uint16_t *>(a.q + e0 / 2) = (uint16_t)w[0];
+        *reinterpret_cast<uint16_t *>(dst) = (uint16_t)w[0];
     else
-        qck_store_words<(E / 8 > 0 ? E / 8 : 1)>(a.q + e0 / 2, w);
+        qck_store_words<(E / 8 > 0 ? E / 8 : 1)>(dst, w);
 }
 
 /* The group kernel's shape (docs/notes/cuda.md, bench_cuda_quant, bf16 [8192, 7168]): up to four
@@ -648,32 +680,34 @@ __global__ void __launch_bounds__(QCK_THREADS, FAM == QCK_FAM_NV ? QCK_NV_MIN_BL
     if (FAM == QCK_FAM_NV && a.nv_g_known && blockIdx.x == 0 && threadIdx.x == 0)
         *a.gscale = qck_nv_gscale_out(a.p, a.nv_g);
     const int lane = threadIdx.x & 31, lpg = qck_lanes_per_group<FAM, E>(a), gpw = 32 / lpg, sub = lane & (lpg - 1);
-    /* 32-bit group indices (qck_group_kernel_fits: fewer than 2^31 groups, so none wraps), 64-bit
-     * byte offsets */
-    const uint32_t total = (uint32_t)(a.rows * a.tiles_c), group_bytes = (uint32_t)a.tile_c * sizeof(T);
-    const uint32_t lane_bytes = sub * E * sizeof(T), warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     constexpr int U = qck_slots_per_lane(FAM == QCK_FAM_NV);
-    const uint32_t nwarps = (gridDim.x * blockDim.x) >> 5, step = gpw * U;
-    for (uint32_t base = warp * step; base < total; base += nwarps * step) { /* warp-uniform */
+    /* 32-bit group indices (qck_group_kernel_fits: fewer than 2^31 groups, so none wraps), 64-bit
+     * byte offsets from the lane's first input and output bytes (for nvfp4 and MX those of the
+     * tensors: one lane a group) */
+    const uint32_t total = (uint32_t)(a.rows * a.tiles_c), group = qck_group_size<FAM>(a);
+    const bool fp4 = qck_group_fp4<CK, FAM>(a);
+    const uint32_t group_bytes = group * sizeof(T), out_bytes = fp4 ? group / 2 : group; /* a group's codes */
+    const uint8_t *src = reinterpret_cast<const uint8_t *>(x) + sub * E * sizeof(T);
+    uint8_t *dst = a.q + sub * (fp4 ? E / 2 : E);
+    const uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, per_iter = a.per_iter;
+    /* gi: the lane's first group; the warp's lane 0 holds its lowest, so the loop goes on while any
+     * lane has one (warp-uniform: the shuffles need every lane) */
+    for (uint32_t gi = warp * gpw * U + lane / lpg * U; QCK_ANY(gi < total); gi += per_iter) {
         uint4 r[U][V];
-        uint32_t gi[U];
-        bool valid[U];
+        /* a slot past the end loads the last group (no predicated load, no zeroing) and stores nothing */
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-            gi[u] = base + lane / lpg * U + u;
-            valid[u] = gi[u] < total;
+        for (int u = 0; u < U; u++)
 #pragma unroll
             for (int t = 0; t < V; t++)
-                r[u][t] = qck_load_raw(x, (uint64_t)gi[u] * group_bytes + lane_bytes + t * 16, valid[u]);
-        }
-        const uint32_t ahead = base + QCK_PREFETCH * nwarps * step + lane / lpg * U;
-        if (QCK_PREFETCH > 0 && ahead < total)
-            qck_prefetch_l2(x, (uint64_t)ahead * group_bytes + lane_bytes);
+                r[u][t] = qck_load_raw(src, (uint64_t)(gi + u < total ? gi + u : total - 1) * group_bytes + t * 16);
+        if (QCK_PREFETCH > 0 && gi + QCK_PREFETCH * per_iter < total)
+            qck_prefetch_l2(src, (uint64_t)(gi + QCK_PREFETCH * per_iter) * group_bytes);
 #if !defined(QCK_HIP) /* hipcc 5.2 cannot unroll this loop of shuffles and votes (-Wpass-failed) */
 #pragma unroll
 #endif
         for (int u = 0; u < U; u++)
-            qck_group_slot<T, V, CK, FAM>(a, m, G, r[u], gi[u], valid[u], sub);
+            qck_group_slot<T, V, CK, FAM>(a, m, G, r[u], gi + u, gi + u < total, sub,
+                                          dst + (uint64_t)(gi + u) * out_bytes);
     }
 }
 
@@ -859,33 +893,56 @@ static bool qck_group_kernel_fits(const qck_quant_args *a, int N)
     return lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0 && a->rows * a->tiles_c < ((int64_t)1 << 31) && sf32;
 }
 
-/* The group kernel of this recipe family and cast: the hardware cvt where the policy is its own. */
-template <typename T, int V>
-static void (*qck_group_pick(const qck_quant_args &a))(const T *, qck_quant_args)
+/* Whether a clean slot under the encoder CK may leave its clamp out: no clamp, or one the encoder's
+ * saturation makes moot: to +-fmax, the format's largest, a clamp to +-m (or below m alone) with
+ * m >= fmax gives the encoder's result. qck_e2m1_rne_sat saturates by min(|y|, 6);
+ * cvt.rn.satfinite.e4m3x2 / e5m2x2 take finite overflow and +-Inf to +-448 / +-57344 (formats.md
+ * §13: all 2^32 inputs on the H200). The launch's, so that a slot tests one flag. */
+static bool qck_unclamped(const qc_recipe_policy &p, int ck)
 {
-    const bool hw = !a.fp4 && (a.hw_exact || qck_hw_fp8_clean_ok(a.p)), e2m1 = a.fp4 && qck_e2m1_rne_ok(a.p.cast);
-    if constexpr (V <= QCK_NVFP4_VMAX) /* qck_group_launch gives nvfp4 no more vectors */
-        if (a.recipe == QC_RECIPE_NVFP4)
-            return e2m1 ? qck_group_kernel<T, QCK_CK_E2M1_RNE, QCK_FAM_NV, V>
-                        : qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_NV, V>;
-    if (e2m1)
-        return a.recipe >= QC_RECIPE_MXFP8 ? qck_group_kernel<T, QCK_CK_E2M1_RNE, QCK_FAM_MX, V>
-                                           : qck_group_kernel<T, QCK_CK_E2M1_RNE, QCK_FAM_TG, V>;
+    const float fmax = ck == QCK_CK_E2M1_RNE ? 6.0f : ck == QCK_CK_E4M3_HW ? 448.0f : 57344.0f;
+    return p.clamp == QC_CLAMP_NONE || (ck != QCK_CK_SOFT && !(p.clamp_max < fmax));
+}
+
+/* The encoder of the group kernel: the hardware cvt where the policy is its own. */
+static int qck_group_ck(const qck_quant_args &a)
+{
+    if (a.fp4)
+        return qck_e2m1_rne_ok(a.p.cast) ? QCK_CK_E2M1_RNE : QCK_CK_SOFT;
 #if defined(QCK_HIP)
-    (void)hw;
-    if (a.recipe >= QC_RECIPE_MXFP8)
-        return qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_MX, V>;
-    return qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_TG, V>;
+    return QCK_CK_SOFT;
 #else
-    const bool e4 = a.p.elem == QC_E4M3FN;
-    if (a.recipe >= QC_RECIPE_MXFP8)
-        return !hw ? qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_MX, V>
-               : e4 ? qck_group_kernel<T, QCK_CK_E4M3_HW, QCK_FAM_MX, V>
-                    : qck_group_kernel<T, QCK_CK_E5M2_HW, QCK_FAM_MX, V>;
-    return !hw ? qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_TG, V>
-           : e4 ? qck_group_kernel<T, QCK_CK_E4M3_HW, QCK_FAM_TG, V>
-                : qck_group_kernel<T, QCK_CK_E5M2_HW, QCK_FAM_TG, V>;
+    if (!(a.hw_exact || qck_hw_fp8_clean_ok(a.p)))
+        return QCK_CK_SOFT;
+    return a.p.elem == QC_E4M3FN ? QCK_CK_E4M3_HW : QCK_CK_E5M2_HW;
 #endif
+}
+
+/* The group kernel of this recipe family and encoder (qck_group_ck). */
+template <typename T, int V>
+static void (*qck_group_pick(const qck_quant_args &a, int ck))(const T *, qck_quant_args)
+{
+    const int fam = a.recipe == QC_RECIPE_NVFP4 ? QCK_FAM_NV : a.recipe >= QC_RECIPE_MXFP8 ? QCK_FAM_MX : QCK_FAM_TG;
+    if constexpr (V <= QCK_NVFP4_VMAX) /* qck_group_launch gives nvfp4 no more vectors */
+        if (fam == QCK_FAM_NV)
+            return ck == QCK_CK_E2M1_RNE ? qck_group_kernel<T, QCK_CK_E2M1_RNE, QCK_FAM_NV, V>
+                                         : qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_NV, V>;
+    switch (ck) {
+    case QCK_CK_E2M1_RNE:
+        return fam == QCK_FAM_MX ? qck_group_kernel<T, QCK_CK_E2M1_RNE, QCK_FAM_MX, V>
+                                 : qck_group_kernel<T, QCK_CK_E2M1_RNE, QCK_FAM_TG, V>;
+#if !defined(QCK_HIP)
+    case QCK_CK_E4M3_HW:
+        return fam == QCK_FAM_MX ? qck_group_kernel<T, QCK_CK_E4M3_HW, QCK_FAM_MX, V>
+                                 : qck_group_kernel<T, QCK_CK_E4M3_HW, QCK_FAM_TG, V>;
+    case QCK_CK_E5M2_HW:
+        return fam == QCK_FAM_MX ? qck_group_kernel<T, QCK_CK_E5M2_HW, QCK_FAM_MX, V>
+                                 : qck_group_kernel<T, QCK_CK_E5M2_HW, QCK_FAM_TG, V>;
+#endif
+    default:
+        return fam == QCK_FAM_MX ? qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_MX, V>
+                                 : qck_group_kernel<T, QCK_CK_SOFT, QCK_FAM_TG, V>;
+    }
 }
 
 /* V vectors of a group per lane: the most the group divides into, up to QCK_GROUP_VMAX
@@ -899,18 +956,23 @@ static gpuError_t qck_group_launch(qck_quant_args a, const T *x, int sms, gpuStr
     a.groups_per_row = qck_fastdiv_of((uint32_t)a.tiles_c);
     a.hw_exact = !a.fp4 && qck_hw_fp8_ok(a.p.elem, a.p.cast);
     a.clamp_plain = a.p.clamp == QC_CLAMP_NONE || (a.p.clamp_max > 0.0f && a.p.clamp_max <= qck_float(QCK_INF));
+    const int ck = qck_group_ck(a);
+    a.unclamped = qck_unclamped(a.p, ck);
     const int64_t groups = a.rows * a.tiles_c,
                   per_block = (QCK_THREADS / 32) * (32 / a.lpg) * qck_slots_per_lane(a.recipe == QC_RECIPE_NVFP4);
-    void (*k)(const T *, qck_quant_args) = V == 4   ? qck_group_pick<T, QCK_V4>(a)
-                                           : V == 2 ? qck_group_pick<T, 2>(a)
-                                                    : qck_group_pick<T, 1>(a);
-    QCK_LAUNCH(k, qck_waves_grid(k, (groups + per_block - 1) / per_block, sms), QCK_THREADS, s, x, a);
+    void (*k)(const T *, qck_quant_args) = V == 4   ? qck_group_pick<T, QCK_V4>(a, ck)
+                                           : V == 2 ? qck_group_pick<T, 2>(a, ck)
+                                                    : qck_group_pick<T, 1>(a, ck);
+    const unsigned grid = qck_waves_grid(k, (groups + per_block - 1) / per_block, sms);
+    a.per_iter = (uint32_t)(grid * per_block);
+    QCK_LAUNCH(k, grid, QCK_THREADS, s, x, a);
     return gpuGetLastError();
 }
 
 gpuError_t qck_launch_quant(const qck_quant_args *in, const void *x, int x_bf16, int sms, gpuStream_t s)
 {
     qck_quant_args a = *in;
+    a.u8map = qck_u8_map_of(a);
     const int64_t n = a.rows * a.cols;
     gpuError_t e;
     const int N = x_bf16 ? 8 : 4;
@@ -1000,7 +1062,9 @@ gpuError_t qck_launch_dequant(const qck_dequant_args *a, int sms, gpuStream_t s)
     const int64_t n = a->rows * a->cols;
     if (n == 0)
         return gpuSuccess;
-    QCK_LAUNCH(qck_dequant_kernel, qck_grid((n + QCK_THREADS - 1) / QCK_THREADS, sms), QCK_THREADS, s, *a);
+    qck_dequant_args d = *a;
+    d.u8map = qck_u8_map_of(d);
+    QCK_LAUNCH(qck_dequant_kernel, qck_grid((n + QCK_THREADS - 1) / QCK_THREADS, sms), QCK_THREADS, s, d);
     return gpuGetLastError();
 }
 

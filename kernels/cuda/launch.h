@@ -14,7 +14,7 @@ enum qck_cast_kind {
     QCK_CK_SOFT = 0,    /* qck_encode_minifloat under the cast policy */
     QCK_CK_E4M3_HW = 1, /* cvt.rn.satfinite.e4m3x2.f32 (group kernel: on clean slots, qck_hw_fp8_clean_ok) */
     QCK_CK_E5M2_HW = 2, /* cvt.rn.satfinite.e5m2x2.f32 */
-    QCK_CK_E2M1_RNE = 3 /* FP4 clean slots: qck_pack_e2m1_clean (qck_e2m1_rne_ok) */
+    QCK_CK_E2M1_RNE = 3 /* FP4 clean slots: qck_e2m1_word (qck_e2m1_rne_ok) */
 };
 
 /* How a kernel stores a scale. */
@@ -33,14 +33,17 @@ typedef struct qck_quant_args {
     int64_t tiles_r, tiles_c; /* tiles per dimension (the scale grid) */
     int lpg;                 /* group kernel: lanes per group (1..32, a power of two) */
     qck_fastdiv groups_per_row; /* group kernel: tiles_c, for a group index's row */
+    uint32_t per_iter;       /* group kernel: the groups its grid takes an iteration (set by the launcher) */
     int hw_exact;            /* group kernel: the cvt instruction is the cast policy (qck_hw_fp8_ok) */
     int clamp_plain;         /* group kernel: clean slots clamp by plain min / max (bound > 0) */
+    int unclamped;           /* group kernel: clean slots leave the clamp out (qck_unclamped) */
     int nv_fast_finite;      /* nvfp4 FAST order, satfinite block scales: qck_nv_g (set by qck_launch_quant) */
     int fp4;                 /* e2m1 payload: two codes per byte, element 2i low */
     int scale_kind;
     qc_scale_layout tg_layout;
     int sf_tile;
     int64_t sf_cp;
+    qck_u8_map u8map;        /* the u8 scale grid's map (set by qck_launch_quant: qck_u8_map_of) */
     int has_static;
     float static_scale;
     int has_gscale;
@@ -69,6 +72,7 @@ typedef struct qck_dequant_args {
     qc_scale_layout tg_layout;
     int sf_tile;
     int64_t sf_cp;
+    qck_u8_map u8map; /* set by qck_launch_dequant */
     const uint8_t *q;
     const void *scale;
     const float *gscale;

@@ -977,7 +977,7 @@ QCK_HD int qck_nv_g_normal(float g)
 /* Whether a block's output scale is 0: by its decoded scale or by its amax (nvfp4.c, nv_zero). */
 QCK_HD int qck_nv_zero(const qc_recipe_policy &p, float vecmax, float sfdec)
 {
-    return p.nv_zero == QC_ZERO_SFVALUE ? sfdec == 0.0f : vecmax == 0.0f;
+    return (p.nv_zero == QC_ZERO_SFVALUE ? sfdec : vecmax) == 0.0f; /* one select, one compare */
 }
 
 QCK_HD float qck_nv_sf_value(const qc_recipe_policy &p, float vecmax, float g)
@@ -1071,17 +1071,43 @@ QCK_HD int qck_policy_needs_rcp(qc_recipe r, const qc_recipe_policy &p)
 template <typename I> struct qck_offset_uint { typedef uint64_t type; };
 template <> struct qck_offset_uint<uint32_t> { typedef uint32_t type; };
 
-/* Layout-map offsets of the block-scale swizzles (docs/spec/layouts.md §1): the byte of scale
- * (r, c) >= 0 with Cp = pad(C, 4) columns (a multiple of 4: Cp / 4 atoms of 4 columns a row band);
- * tile 128 (sf128x4, block_scale_interleave) or 8 (sf8x4). Unsigned shifts and masks;
- * I: int64_t, or the group kernel's uint32_t. */
-template <typename I> QCK_HD int64_t qck_sf_offset(I r, I c, int64_t Cp, int tile)
+/* A byte-scale grid's layout map, (r, c) -> the byte of scale (r, c) >= 0, in one branch-free form
+ * that the swizzles and the row-major grid share, so that a kernel's scale store takes no branch on
+ * the layout (the nvfp4 group kernel's per-group step):
+ *   (r >> rs) * rstride + (c >> 2) * atom + (r & m1) * mul1 + (r >> 5 & m2) * 4 + (c & 3).
+ * Block-scale swizzles (docs/spec/layouts.md §1), Cp = pad(C, 4) columns (Cp / 4 atoms of 4 columns
+ * a row band): tile 128 (sf128x4, block_scale_interleave) is (r >> 7) * 128 Cp + (c >> 2) * 512 +
+ * (r & 31) * 16 + (r >> 5 & 3) * 4 + (c & 3); tile 8 (sf8x4) is (r >> 3) * 8 Cp + (c >> 2) * 32 +
+ * (r & 7) * 4 + (c & 3). Row-major with C columns: r * C + (c >> 2) * 4 + (c & 3). */
+typedef struct qck_u8_map {
+    uint32_t rs, m1, mul1, m2, atom;
+    int64_t rstride;
+} qck_u8_map;
+
+QCK_HD qck_u8_map qck_sf_map(int64_t Cp, int tile)
+{
+    const qck_u8_map sf8 = {3, 7, 4, 0, 32, Cp * 8}, sf128 = {7, 31, 16, 3, 512, Cp * 128};
+    return tile == 8 ? sf8 : sf128;
+}
+
+QCK_HD qck_u8_map qck_rowmajor_map(int64_t C)
+{
+    const qck_u8_map m = {0, 0, 0, 0, 4, C};
+    return m;
+}
+
+/* Unsigned shifts and masks; I: int64_t, or the group kernel's uint32_t. */
+template <typename I> QCK_HD int64_t qck_u8_offset(const qck_u8_map &m, I r, I c)
 {
     typedef typename qck_offset_uint<I>::type U;
-    const U R = (U)r, C = (U)c, P = (U)Cp;
-    if (tile == 8)
-        return (int64_t)((R >> 3) * (P * 8) + (C >> 2) * 32 + ((R & 7) << 2 | (C & 3)));
-    return (int64_t)((R >> 7) * (P * 128) + (C >> 2) * 512 + ((R & 31) << 4 | (R >> 5 & 3) << 2 | (C & 3)));
+    const U R = (U)r, C = (U)c;
+    return (int64_t)((R >> m.rs) * (U)m.rstride + (C >> 2) * m.atom + (R & m.m1) * m.mul1 + (R >> 5 & m.m2) * 4 +
+                     (C & 3));
+}
+
+template <typename I> QCK_HD int64_t qck_sf_offset(I r, I c, int64_t Cp, int tile)
+{
+    return qck_u8_offset(qck_sf_map(Cp, tile), r, c);
 }
 
 QCK_HD void qck_sf_coords(int64_t o, int64_t Cp, int tile, int64_t *r, int64_t *c)

@@ -506,7 +506,17 @@ static void check_sf_offset(void)
             int64_t want = tile == 8 ? qcref_sf8x4_offset(r, c, Cp) : qcref_sf128x4_offset(r, c, Cp);
             int64_t got64 = qck_sf_offset<int64_t>(r, c, Cp, tile);
             int64_t got32 = small ? qck_sf_offset<uint32_t>(r, c, Cp, tile) : want;
+            /* the row-major map of the same grid (qck_u8_map's third form): r * Cp + c */
+            int64_t row64 = qck_u8_offset<int64_t>(qck_rowmajor_map(Cp), r, c);
+            int64_t row32 = small && (uint64_t)r * (uint64_t)Cp < (1ull << 32) ?
+                                qck_u8_offset<uint32_t>(qck_rowmajor_map(Cp), r, c) : (int64_t)r * Cp + c;
             n++, n32 += small;
+            if (row64 != (int64_t)r * Cp + c || row32 != row64) {
+                char b[160];
+                snprintf(b, sizeof b, "row-major u8 offset (C %lld) r %u c %u: got %lld / %lld", (long long)Cp, r, c,
+                         (long long)row32, (long long)row64);
+                report(b);
+            }
             if (want != got32 || want != got64) {
                 char b[160];
                 snprintf(b, sizeof b, "sf offset (tile %d, Cp %lld) r %u c %u: want %lld got %lld / %lld", tile,
@@ -514,7 +524,9 @@ static void check_sf_offset(void)
                 report(b);
             }
         }
-    printf("sf offsets: %ld (r, c) pairs against the reference's maps, %ld of them with 32-bit indices\n", n, n32);
+    printf("sf offsets: %ld (r, c) pairs against the reference's maps and the row-major product, %ld of them with "
+           "32-bit indices\n",
+           n, n32);
 }
 
 /* qck_fastdiv against the division: every divisor to 2^17 and random ones to 2^32, each on the
