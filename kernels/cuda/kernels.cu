@@ -896,8 +896,8 @@ static bool qck_group_kernel_fits(const qck_quant_args *a, int N)
 /* Whether a clean slot under the encoder CK may leave its clamp out: no clamp, or one the encoder's
  * saturation makes moot: to +-fmax, the format's largest, a clamp to +-m (or below m alone) with
  * m >= fmax gives the encoder's result. qck_e2m1_rne_sat saturates by min(|y|, 6);
- * cvt.rn.satfinite.e4m3x2 / e5m2x2 take finite overflow and +-Inf to +-448 / +-57344 (formats.md
- * §13: all 2^32 inputs on the H200). The launch's, so that a slot tests one flag. */
+ * cvt.rn.satfinite.e4m3x2 / e5m2x2 take finite overflow and +-Inf to +-448 / +-57344
+ * (formats.md §13: all 2^32 inputs on the H200). The launch's, so that a slot tests one flag. */
 static bool qck_unclamped(const qc_recipe_policy &p, int ck)
 {
     const float fmax = ck == QCK_CK_E2M1_RNE ? 6.0f : ck == QCK_CK_E4M3_HW ? 448.0f : 57344.0f;
