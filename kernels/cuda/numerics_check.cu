@@ -508,7 +508,7 @@ static void check_sf_offset(void)
             int64_t got32 = small ? qck_sf_offset<uint32_t>(r, c, Cp, tile) : want;
             /* the row-major map of the same grid (qck_u8_map's third form): r * Cp + c */
             int64_t row64 = qck_u8_offset<int64_t>(qck_rowmajor_map(Cp), r, c);
-            int64_t row32 = small && (uint64_t)r * (uint64_t)Cp < (1ull << 32) ?
+            int64_t row32 = small && (uint64_t)r * (uint64_t)Cp + c < (1ull << 32) ?
                                 qck_u8_offset<uint32_t>(qck_rowmajor_map(Cp), r, c) : (int64_t)r * Cp + c;
             n++, n32 += small;
             if (row64 != (int64_t)r * Cp + c || row32 != row64) {
