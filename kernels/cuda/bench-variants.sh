@@ -7,7 +7,7 @@
 #   VARIANT: NAME[@REV][:FLAGS]   REV: a git revision (default: the working tree); FLAGS: nvcc macros
 #            separated by spaces, e.g. 'h1:-DQCK_LOAD_HINT=1' or 'old@8d2783e' (kernels.cu lists the
 #            macros: QCK_UNROLL, QCK_GROUP_VMAX, QCK_NVFP4_VMAX, QCK_PREFETCH, QCK_LOAD_HINT,
-#            QCK_GRID_PER_SM, QCK_GROUP_WAVES, QCK_NV_MIN_BLOCKS, QCK_GROUP_MIN_BLOCKS)
+#            QCK_GRID_PER_SM, QCK_GROUP_WAVES, QCK_NV_MIN_BLOCKS, QCK_GROUP_MIN_BLOCKS, QCK_NV_STAGES)
 #   # on the GPU machine (only the driver is needed: the CUDA runtime is linked in statically):
 #   mkdir v && tar -xJf OUT.tar.xz -C v && v/run.sh     # each variant twice, alternated
 #

@@ -62,6 +62,7 @@ uint32_t qck_emu_shfl(uint32_t v, int src, int width);
 #define QCK_SHFL(v, s, w) qck_emu_shfl((v), (s), (w))
 int qck_emu_any(int p);
 #define QCK_ANY(p) qck_emu_any(p)
+#define QCK_SYNCWARP() ((void)qck_emu_any(0)) /* a vote waits for the whole warp */
 
 /* PRMT: byte n of the result is byte (bits 4n..4n+2 of s) of the eight bytes of y:x (CUDA's
  * __byte_perm, its default mode). */

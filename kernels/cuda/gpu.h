@@ -58,6 +58,7 @@ typedef hipDeviceProp_t gpuDeviceProp;
 #define QCK_SHFL_XOR(v, m, w) __shfl_xor((v), (m), (w))
 #define QCK_SHFL(v, src, w) __shfl((v), (src), (w))
 #define QCK_ANY(p) __any(p)
+#define QCK_SYNCWARP() __builtin_amdgcn_wave_barrier()
 #elif defined(QCK_EMU)
 #include "emu.h" /* the CPU emulation of the tests (emu.h); gpu* names are its functions */
 #else
@@ -104,6 +105,8 @@ typedef cudaDeviceProp gpuDeviceProp;
 #define QCK_SHFL_XOR(v, m, w) __shfl_xor_sync(0xffffffffu, (v), (m), (w))
 #define QCK_SHFL(v, src, w) __shfl_sync(0xffffffffu, (v), (src), (w))
 #define QCK_ANY(p) __any_sync(0xffffffffu, (p))
+/* The warp's lanes meet, and what each wrote to shared memory before is visible to all after. */
+#define QCK_SYNCWARP() __syncwarp()
 #endif
 
 /* QCK_PTX: this pass compiles NVIDIA device code, where PTX inline assembly is available. */

@@ -108,6 +108,43 @@ QCK_D void qck_prefetch_l2(const void *x, int64_t byte_offset)
 #endif
 }
 
+/* A lane's 16 bytes copied to shared memory without passing through its registers, or zeros where
+ * !read (nothing is read then: cp.async's src-size 0): cp.async.cg (L1 bypassed; PTX ISA, cp.async),
+ * completed in commit groups; a thread's own copies are visible to it once cp.async.wait_group has
+ * seen their group complete. Elsewhere (the emulation, HIP) a plain copy, so the same code runs
+ * there. */
+#ifndef QCK_COPY_CA
+#define QCK_COPY_CA 0
+#endif
+QCK_D void qck_copy_async(uint4 *dst, const void *x, int64_t byte_offset, bool read)
+{
+    const uint8_t *p = static_cast<const uint8_t *>(x) + byte_offset;
+#if defined(QCK_PTX)
+#if QCK_COPY_CA
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;" ::"r"((uint32_t)__cvta_generic_to_shared(dst)),
+#else
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint32_t)__cvta_generic_to_shared(dst)),
+#endif
+                 "l"(p), "r"(read ? 16 : 0)
+                 : "memory");
+#else
+    *dst = read ? *reinterpret_cast<const uint4 *>(p) : uint4{0, 0, 0, 0};
+#endif
+}
+QCK_D void qck_async_commit()
+{
+#if defined(QCK_PTX)
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+/* Until at most PENDING of the thread's newest commit groups are still in flight. */
+template <int PENDING> QCK_D void qck_async_wait()
+{
+#if defined(QCK_PTX)
+    asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
+#endif
+}
+
 QCK_D uint32_t qck_word(const uint4 &r, int i) { return i == 0 ? r.x : i == 1 ? r.y : i == 2 ? r.z : r.w; }
 
 /* The fp32 bits of element k of a raw vector. */
@@ -622,7 +659,13 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
  * registers (4 blocks); 6 asks for 40, met without spilling then (b0fa39a spills a word), and on
  * two H100s took nvfp4 from 0.805 to 0.822 and from 0.770 to 0.824 of the copy (5 gave nothing; 8
  * asks for 32, spills and gave 0.673; docs/notes/h100/cuda_run_2026-12-06b.log to -06e.log), with
- * one slot per lane.
+ * one slot per lane. QCK_NV_STAGES: nvfp4's loads staged through shared memory, that many slots of
+ * a ring (qck_group_loop_staged; 0: the register loads), QCK_COPY_CA: its copies by cp.async.ca
+ * rather than .cg. On an H100 (docs/notes/h100/cuda_run_2026-12-07e.log, same runs) 2 stages gave
+ * nvfp4 0.955-0.959 of the copy on all SMs against 0.949, but 0.86 against 0.94 at 96 SMs and 0.74
+ * against 0.85 at 80: the copies, the warp barriers and the shared loads are instructions the
+ * register loads do not need. 3 stages 0.92 / 0.83 / 0.71, .ca the same. Off until an H200, where
+ * the longer latency rather than the instructions held nvfp4 back at dd5728b, measures it.
  * QCK_GROUP_MIN_BLOCKS, the same for token_group and MX: ptxas gave them 80 registers (3 blocks); 4
  * asks for 64 (a few bytes spill, on the exact path). The H200 asks more bytes per second of each SM
  * than an H100 can show on all its SMs, so the variants also ran confined to 96 and 80 of an H100's
@@ -666,6 +709,9 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
 #ifndef QCK_NV_MIN_BLOCKS
 #define QCK_NV_MIN_BLOCKS 6
 #endif
+#ifndef QCK_NV_STAGES
+#define QCK_NV_STAGES 0
+#endif
 #if QCK_GROUP_VMAX >= 4 || QCK_NVFP4_VMAX >= 4
 #define QCK_V4 4
 #else
@@ -675,6 +721,56 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
 /* Slots per lane and iteration: QCK_NV_UNROLL for nvfp4, QCK_UNROLL for the others (the launcher
  * sizes its grid by the same count). */
 QCK_HD constexpr int qck_slots_per_lane(bool nv) { return nv ? QCK_NV_UNROLL : QCK_UNROLL; }
+
+/* Where chunk k (16 bytes) of a warp's staged run lies in its slot. A lane reads chunks V apart,
+ * so 8 lanes reading in place would meet in each bank twice; at k ^ ((k >> 3) & (V - 1)) their
+ * reads cover the 32 banks once, and a copy's 8 adjacent chunks stay a permutation of one line. */
+template <int V> QCK_D int qck_staged_pos(int k) { return k ^ ((k >> 3) & (V - 1)); }
+
+/* The group loop with one slot per lane and its loads staged through shared memory (QCK_NV_STAGES
+ * = S > 1). A warp's slots of an iteration are one run of 32 x V 16-byte chunks; the warp copies
+ * the run S - 1 iterations ahead into a ring of S slots of its own (qck_copy_async), the lanes
+ * taking adjacent chunks so that each copy instruction covers whole lines, and each lane then
+ * reads its own V chunks. The loads wait in shared memory rather than in registers: (S - 1) x 32
+ * bytes in flight per lane where the register loads kept 32 (and the L2 prefetch one iteration
+ * ahead). A chunk past the end is zeros (nothing read; the register loads read the last group
+ * instead, but here every lane ends with S - 1 such copies: had all the grid's lanes read the same
+ * 32 bytes, nvfp4 would run 4 to 11 times slower, docs/notes/h100/cuda_run_2026-12-07c.log), and
+ * its slot stores nothing. wg: the warp's first group. */
+template <typename T, int CK, int FAM, int V, int S>
+QCK_D void qck_group_loop_staged(const qck_quant_args &a, const qck_fmt &m, const qck_nv_g &G, const uint8_t *x,
+                                 uint8_t *dst, uint32_t gi, uint32_t wg, uint32_t total, uint32_t group_bytes,
+                                 uint32_t out_bytes, int sub)
+{
+    __shared__ uint4 ring[S][QCK_THREADS * V];
+    const int lane = threadIdx.x & 31, first = (threadIdx.x - lane) * V;
+    const uint32_t per_iter = a.per_iter;
+    const uint64_t end = (uint64_t)total * group_bytes;
+    auto copy = [&](int s, uint32_t from) { /* the warp's run of the iteration whose first group is from */
+#pragma unroll
+        for (int t = 0; t < V; t++) {
+            const int k = t * 32 + lane;
+            const uint64_t at = (uint64_t)from * group_bytes + k * 16;
+            qck_copy_async(&ring[s][first + qck_staged_pos<V>(k)], x, at < end ? at : 0, at < end);
+        }
+        qck_async_commit();
+    };
+#pragma unroll
+    for (int s = 0; s < S - 1; s++)
+        copy(s, wg + s * per_iter);
+    for (int rd = 0; QCK_ANY(gi < total); gi += per_iter, wg += per_iter, rd = rd == S - 1 ? 0 : rd + 1) {
+        QCK_SYNCWARP(); /* every lane has read the slot of the iteration before, which is refilled now */
+        copy(rd == 0 ? S - 1 : rd - 1, wg + (S - 1) * per_iter);
+        qck_async_wait<S - 1>(); /* this lane's copies of this iteration are in */
+        QCK_SYNCWARP();          /* and every lane's, visible to all */
+        uint4 r[V];
+#pragma unroll
+        for (int t = 0; t < V; t++)
+            r[t] = ring[rd][first + qck_staged_pos<V>(lane * V + t)];
+        qck_group_slot<T, V, CK, FAM>(a, m, G, r, gi, gi < total, sub, dst + (uint64_t)gi * out_bytes);
+    }
+    qck_async_wait<0>(); /* no copy may land in shared memory after the block has ended */
+}
 
 /* V 16-byte vectors of one group per lane: the group's amax, scale and shuffles are paid once per
  * V * N elements. A lane group's U slots are adjacent groups (with one lane a group, U * 32 bytes of
@@ -701,7 +797,14 @@ __global__ void __launch_bounds__(QCK_THREADS, FAM == QCK_FAM_NV ? QCK_NV_MIN_BL
     const uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, per_iter = a.per_iter;
     /* gi: the lane's first group; the warp's lane 0 holds its lowest, so the loop goes on while any
      * lane has one (warp-uniform: the shuffles need every lane) */
-    for (uint32_t gi = warp * gpw * U + lane / lpg * U; QCK_ANY(gi < total); gi += per_iter) {
+    uint32_t gi = warp * gpw * U + lane / lpg * U;
+#if QCK_NV_STAGES > 1
+    if (FAM == QCK_FAM_NV && U == 1)
+        qck_group_loop_staged<T, CK, FAM, V, QCK_NV_STAGES>(a, m, G, reinterpret_cast<const uint8_t *>(x), dst, gi,
+                                                            warp * gpw * U, total, group_bytes, out_bytes, sub);
+    else
+#endif
+    for (; QCK_ANY(gi < total); gi += per_iter) {
         uint4 r[U][V];
         /* a slot past the end loads the last group (no predicated load, no zeroing) and stores nothing */
 #pragma unroll
