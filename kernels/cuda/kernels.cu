@@ -113,18 +113,11 @@ QCK_D void qck_prefetch_l2(const void *x, int64_t byte_offset)
  * completed in commit groups; a thread's own copies are visible to it once cp.async.wait_group has
  * seen their group complete. Elsewhere (the emulation, HIP) a plain copy, so the same code runs
  * there. */
-#ifndef QCK_COPY_CA
-#define QCK_COPY_CA 0
-#endif
 QCK_D void qck_copy_async(uint4 *dst, const void *x, int64_t byte_offset, bool read)
 {
     const uint8_t *p = static_cast<const uint8_t *>(x) + byte_offset;
 #if defined(QCK_PTX)
-#if QCK_COPY_CA
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;" ::"r"((uint32_t)__cvta_generic_to_shared(dst)),
-#else
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"((uint32_t)__cvta_generic_to_shared(dst)),
-#endif
                  "l"(p), "r"(read ? 16 : 0)
                  : "memory");
 #else
@@ -660,12 +653,12 @@ QCK_D void qck_group_slot(const qck_quant_args &a, const qck_fmt &m, const qck_n
  * two H100s took nvfp4 from 0.805 to 0.822 and from 0.770 to 0.824 of the copy (5 gave nothing; 8
  * asks for 32, spills and gave 0.673; docs/notes/h100/cuda_run_2026-12-06b.log to -06e.log), with
  * one slot per lane. QCK_NV_STAGES: nvfp4's loads staged through shared memory, that many slots of
- * a ring (qck_group_loop_staged; 0: the register loads), QCK_COPY_CA: its copies by cp.async.ca
- * rather than .cg. On an H100 (docs/notes/h100/cuda_run_2026-12-07e.log, same runs) 2 stages gave
- * nvfp4 0.955-0.959 of the copy on all SMs against 0.949, but 0.86 against 0.94 at 96 SMs and 0.74
- * against 0.85 at 80: the copies, the warp barriers and the shared loads are instructions the
- * register loads do not need. 3 stages 0.92 / 0.83 / 0.71, .ca the same. Off until an H200, where
- * the longer latency rather than the instructions held nvfp4 back at dd5728b, measures it.
+ * a ring (qck_group_loop_staged; 0: the register loads). On an H100, same runs
+ * (docs/notes/h100/cuda_run_2026-12-07e.log), 2 stages gave nvfp4 0.955-0.959 of the copy on all
+ * SMs against 0.949, but 0.86 against 0.94 at 96 SMs and 0.74 against 0.85 at 80: the copies, the
+ * warp barriers and the shared loads are instructions the register loads do not need. 3 stages
+ * 0.92 / 0.83 / 0.71, the same with cp.async.ca in place of .cg. Off until an H200, where the
+ * longer latency rather than the instructions held nvfp4 back at dd5728b, measures it.
  * QCK_GROUP_MIN_BLOCKS, the same for token_group and MX: ptxas gave them 80 registers (3 blocks); 4
  * asks for 64 (a few bytes spill, on the exact path). The H200 asks more bytes per second of each SM
  * than an H100 can show on all its SMs, so the variants also ran confined to 96 and 80 of an H100's
